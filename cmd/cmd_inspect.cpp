@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// `fsctl inspect`: dump-super, dump-tree, tree-stats, block-groups. Each
+// parses options, calls the library, renders text (stdout) or JSON (stdout).
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "check/tree_stats.h"
+#include "cmd/commands.h"
+#include "cmd/item_json.h"
+#include "lib/ctree/search.h"
+#include "lib/format/csum.h"
+#include "lib/format/names.h"
+#include "lib/fs/fs_info.h"
+#include "lib/io/mount_check.h"
+
+namespace fsctl::cmd {
+using namespace fsctl::format;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::string hex(u64 v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// Read-only commands warn about a mounted device (its contents may change under us).
+void warn_if_mounted(const std::vector<std::string>& devs, Reporter& rep) {
+  for (auto& d : devs) {
+    auto m = io::find_mount(d);
+    if (m && *m) rep.warning(d + ": device is mounted on " + **m + "; what is read may be inconsistent");
+  }
+}
+
+Result<std::unique_ptr<fs::FsInfo>> open_ro(const std::vector<std::string>& devs, const GlobalOptions& g, Reporter& rep,
+                                            bool load_bgs = true) {
+  warn_if_mounted(devs, rep);
+  fs::OpenOptions o;
+  o.cache_bytes = g.cache_bytes;
+  o.reporter = &rep;
+  o.load_block_groups = load_bgs;
+  FSCTL_TRY_ASSIGN(auto fs, fs::FsInfo::open(devs, o));
+  if (u64 unk = fs->unknown_incompat())
+    rep.warning("filesystem has incompat features fsctl does not know: " + hex(unk) + "; output may be incomplete");
+  if (fs->super().log_root.get())
+    rep.warning("log tree at " + std::to_string(fs->super().log_root.get()) +
+                " needs replay (mount the filesystem once); write commands will refuse it");
+  return fs;
+}
+
+// ---------------------------------------------------------------- dump-super
+
+json super_to_json(const SuperBlock& sb) {
+  u16 ct = sb.csum_type.get();
+  json dev = {{"devid", sb.dev_item.devid.get()},
+              {"uuid", uuid_to_string(sb.dev_item.uuid)},
+              {"fsid", uuid_to_string(sb.dev_item.fsid)},
+              {"type", sb.dev_item.type.get()},
+              {"total_bytes", sb.dev_item.total_bytes.get()},
+              {"bytes_used", sb.dev_item.bytes_used.get()},
+              {"io_align", sb.dev_item.io_align.get()},
+              {"io_width", sb.dev_item.io_width.get()},
+              {"sector_size", sb.dev_item.sector_size.get()},
+              {"generation", sb.dev_item.generation.get()},
+              {"dev_group", sb.dev_item.dev_group.get()},
+              {"seek_speed", sb.dev_item.seek_speed},
+              {"bandwidth", sb.dev_item.bandwidth}};
+  json backups = json::array();
+  for (auto& b : sb.super_roots)
+    backups.push_back({{"tree_root", b.tree_root.get()}, {"tree_root_gen", b.tree_root_gen.get()},
+                       {"chunk_root", b.chunk_root.get()}, {"chunk_root_gen", b.chunk_root_gen.get()},
+                       {"extent_root", b.extent_root.get()}, {"extent_root_gen", b.extent_root_gen.get()},
+                       {"fs_root", b.fs_root.get()}, {"fs_root_gen", b.fs_root_gen.get()},
+                       {"dev_root", b.dev_root.get()}, {"dev_root_gen", b.dev_root_gen.get()},
+                       {"csum_root", b.csum_root.get()}, {"csum_root_gen", b.csum_root_gen.get()},
+                       {"total_bytes", b.total_bytes.get()}, {"bytes_used", b.bytes_used.get()},
+                       {"num_devices", b.num_devices.get()}});
+  std::string label(sb.label, strnlen(sb.label, LABEL_SIZE));
+  return json{{"csum_type", ct},
+              {"csum_type_name", csum_type_name(ct)},
+              {"csum_size", csum_type_known(ct) ? csum_size(ct) : 0},
+              {"csum", csum_to_hex(ct, sb.csum)},
+              {"bytenr", sb.bytenr.get()},
+              {"flags", sb.flags.get()},
+              {"flags_names", super_flags_to_string(sb.flags.get())},
+              {"magic", sb.magic.get() == SUPER_MAGIC ? "_BHRfS_M" : hex(sb.magic.get())},
+              {"fsid", uuid_to_string(sb.fsid)},
+              {"metadata_uuid", uuid_to_string(header_fsid(sb))},
+              {"label", label},
+              {"generation", sb.generation.get()},
+              {"root", sb.root.get()},
+              {"sys_array_size", sb.sys_chunk_array_size.get()},
+              {"chunk_root_generation", sb.chunk_root_generation.get()},
+              {"root_level", sb.root_level},
+              {"chunk_root", sb.chunk_root.get()},
+              {"chunk_root_level", sb.chunk_root_level},
+              {"log_root", sb.log_root.get()},
+              {"log_root_transid", sb.unused_log_root_transid.get()},
+              {"log_root_level", sb.log_root_level},
+              {"total_bytes", sb.total_bytes.get()},
+              {"bytes_used", sb.bytes_used.get()},
+              {"sectorsize", sb.sectorsize.get()},
+              {"nodesize", sb.nodesize.get()},
+              {"leafsize", sb.unused_leafsize.get()},
+              {"stripesize", sb.stripesize.get()},
+              {"root_dir", sb.root_dir_objectid.get()},
+              {"num_devices", sb.num_devices.get()},
+              {"compat_flags", sb.compat_flags.get()},
+              {"compat_ro_flags", sb.compat_ro_flags.get()},
+              {"compat_ro_flags_names", compat_ro_flags_to_string(sb.compat_ro_flags.get())},
+              {"incompat_flags", sb.incompat_flags.get()},
+              {"incompat_flags_names", incompat_flags_to_string(sb.incompat_flags.get())},
+              {"cache_generation", sb.cache_generation.get()},
+              {"uuid_tree_generation", sb.uuid_tree_generation.get()},
+              {"dev_item", dev},
+              {"backup_roots", backups}};
+}
+
+void print_super_text(const json& j, const std::string& device, u64 physical, const std::string& status) {
+  std::cout << "superblock: bytenr=" << physical << ", device=" << device << (status.empty() ? "" : ", " + status) << '\n';
+  std::cout << "---------------------------------------------------------\n";
+  auto line = [](const std::string& k, const std::string& v) {
+    std::string pad = k.size() < 8 ? "\t\t\t" : k.size() < 16 ? "\t\t" : "\t";
+    std::cout << k << pad << v << '\n';
+  };
+  auto val = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (auto& [k, v] : j.items()) {
+    if (k == "dev_item") {
+      for (auto& [dk, dv] : v.items()) line("dev_item." + dk, val(dv));
+    } else if (k == "backup_roots") {
+      int i = 0;
+      for (auto& b : v) {
+        std::cout << "backup " << i++ << ":";
+        for (auto& [bk, bv] : b.items()) std::cout << ' ' << bk << ' ' << val(bv);
+        std::cout << '\n';
+      }
+    } else if (k == "flags" || k == "compat_flags" || k == "compat_ro_flags" || k == "incompat_flags") {
+      line(k, hex(v.get<u64>()));
+    } else {
+      line(k, val(v));
+    }
+  }
+  std::cout << '\n';
+}
+
+int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs, bool all_mirrors) {
+  StderrReporter rep(g);
+  json out = json_header("inspect dump-super");
+  out["devices"] = json::array();
+  int rc = EXIT_OK;
+  for (auto& path : devs) {
+    auto dev = io::open_device(path, {}, rep);
+    if (!dev) return report_error(dev.error());
+    auto d = volumes::read_device_supers(std::move(*dev));
+    if (!d) return report_error(d.error());
+    json dj = {{"device", path}, {"devid", d->devid}, {"used_copy", d->super_mirror}, {"copies", json::array()}};
+    for (auto& c : d->copies) {
+      if (!c.fits) continue;
+      bool chosen = c.mirror == d->super_mirror;
+      if (!chosen && !all_mirrors) {
+        if (!c.valid) rep.warning(path + ": superblock copy " + std::to_string(c.mirror) + " at " + std::to_string(c.physical) + " is damaged: " + c.problem);
+        continue;
+      }
+      if (chosen && c.mirror != 0)
+        rep.warning(path + ": primary superblock is damaged (" + d->copies[0].problem + "); showing copy " +
+                    std::to_string(c.mirror) + " at " + std::to_string(c.physical));
+      json cj = {{"mirror", c.mirror}, {"bytenr", c.physical}, {"valid", c.valid}};
+      SuperBlock sb{};
+      bool have = false;
+      if (chosen) {
+        sb = d->super;
+        have = true;
+      } else {
+        have = static_cast<bool>(d->dev->read_at(c.physical, std::span<u8>(reinterpret_cast<u8*>(&sb), sizeof sb)));
+      }
+      if (!c.valid) cj["problem"] = c.problem;
+      if (have && sb.magic.get() == SUPER_MAGIC) cj["superblock"] = super_to_json(sb);
+      if (g.format == Format::text) {
+        if (cj.contains("superblock"))
+          print_super_text(cj["superblock"], path, c.physical, c.valid ? "" : "INVALID: " + c.problem);
+        else
+          std::cout << "superblock: bytenr=" << c.physical << ", device=" << path << ", INVALID: " << c.problem << "\n\n";
+      }
+      dj["copies"].push_back(cj);
+    }
+    out["devices"].push_back(dj);
+  }
+  if (g.format == Format::json) std::cout << out.dump(2) << '\n';
+  return rc;
+}
+
+// ---------------------------------------------------------------- dump-tree
+
+// Streams blocks as text or JSON in depth-first key order, with read-ahead of
+// a level-1 node's leaves before they are printed.
+class TreeDumper {
+ public:
+  TreeDumper(fs::FsInfo& fs, const GlobalOptions& g) : fs_(fs), g_(g) {}
+
+  Status dump_block(u64 bytenr, const ctree::ParentCheck& check, bool follow) {
+    FSCTL_TRY_ASSIGN(auto b, fs_.read_tree_block(bytenr, check));
+    NodeView v = b->view();
+    print_block(v);
+    if (v.is_leaf() || !follow) return {};
+    if (v.level() == 1) {
+      std::vector<ctree::BlockRequest> reqs;
+      for (u32 i = 0; i < v.nritems(); ++i) reqs.push_back({v.blockptr(i), child_check(v, i)});
+      FSCTL_TRY(fs_.read_tree_blocks(std::move(reqs), [](const cache::TreeBlockRef&) -> Status { return {}; }, true));
+    }
+    for (u32 i = 0; i < v.nritems(); ++i) FSCTL_TRY(dump_block(v.blockptr(i), child_check(v, i), true));
+    return {};
+  }
+
+  void begin_tree(const std::string& title, u64 root_id) {
+    if (g_.format == Format::text) {
+      std::cout << title << '\n';
+      return;
+    }
+    std::cout << (trees_ ? ",\n" : "") << "{\"root_id\":" << root_id << ",\"name\":" << json(tree_name(root_id)).dump()
+              << ",\"title\":" << json(title).dump() << ",\"blocks\":[\n";
+    ++trees_;
+    blocks_ = 0;
+  }
+  void end_tree(const std::optional<Error>& err) {
+    if (g_.format == Format::json) {
+      std::cout << "]";
+      if (err) std::cout << ",\"error\":" << json(err->message).dump();
+      std::cout << "}";
+    }
+  }
+
+ private:
+  static ctree::ParentCheck child_check(const NodeView& v, u32 i) {
+    ctree::ParentCheck c;
+    c.transid = v.ptr_generation(i);
+    c.level = v.level() - 1;
+    c.first_key = v.node_key(i);
+    return c;
+  }
+
+  void print_block(const NodeView& v) {
+    u32 ns = fs_.nodesize();
+    if (g_.format == Format::json) {
+      json bj = {{"bytenr", v.bytenr()}, {"level", v.level()}, {"nritems", v.nritems()}, {"generation", v.generation()},
+                 {"owner", v.owner()}, {"flags", v.flags()}};
+      json arr = json::array();
+      for (u32 i = 0; i < v.nritems(); ++i) {
+        if (v.is_leaf()) {
+          arr.push_back({{"slot", i}, {"key", key_to_json(v.item_key(i))}, {"itemoff", v.item_offset(i)},
+                         {"itemsize", v.item_size(i)},
+                         {"data", item_to_json(v.item_key(i), v.item_data(i), fs_.csum_type())}});
+        } else {
+          arr.push_back({{"slot", i}, {"key", key_to_json(v.node_key(i))}, {"blockptr", v.blockptr(i)},
+                         {"generation", v.ptr_generation(i)}});
+        }
+      }
+      bj[v.is_leaf() ? "items" : "ptrs"] = arr;
+      std::cout << (blocks_++ ? ",\n" : "") << bj.dump();
+      return;
+    }
+    u64 used = 0;
+    if (v.is_leaf()) {
+      for (u32 i = 0; i < v.nritems(); ++i) used += sizeof(Item) + v.item_size(i);
+      std::cout << "leaf " << v.bytenr() << " items " << v.nritems() << " free space " << leaf_data_size(ns) - used
+                << " generation " << v.generation() << " owner " << tree_name(v.owner()) << '\n';
+    } else {
+      std::cout << "node " << v.bytenr() << " level " << int(v.level()) << " items " << v.nritems() << " free space "
+                << node_max_ptrs(ns) - v.nritems() << " generation " << v.generation() << " owner "
+                << tree_name(v.owner()) << '\n';
+    }
+    std::cout << "fs uuid " << uuid_to_string(v.header().fsid) << "\nchunk uuid "
+              << uuid_to_string(v.header().chunk_tree_uuid) << '\n';
+    for (u32 i = 0; i < v.nritems(); ++i) {
+      if (v.is_leaf()) {
+        Key k = v.item_key(i);
+        std::cout << "\titem " << i << " key " << key_text(k) << " itemoff " << v.item_offset(i) << " itemsize "
+                  << v.item_size(i) << "\n\t\t" << json_to_text_fields(item_to_json(k, v.item_data(i), fs_.csum_type()))
+                  << '\n';
+      } else {
+        std::cout << "\tkey " << key_text(v.node_key(i)) << " block " << v.blockptr(i) << " gen " << v.ptr_generation(i) << '\n';
+      }
+    }
+  }
+
+  fs::FsInfo& fs_;
+  const GlobalOptions& g_;
+  int trees_ = 0;
+  int blocks_ = 0;
+};
+
+int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, const std::string& tree_arg,
+                  const std::vector<u64>& block_args) {
+  StderrReporter rep(g);
+  auto fs = open_ro(devs, g, rep, false);
+  if (!fs) return report_error(fs.error());
+  TreeDumper dumper(**fs, g);
+  if (g.format == Format::json) std::cout << "{\"__header\":" << json_header("inspect dump-tree")["__header"].dump() << ",\"trees\":[\n";
+  int rc = EXIT_OK;
+  std::optional<Error> first_error;
+  auto dump_root = [&](const std::string& title, const ctree::RootRef& r) {
+    dumper.begin_tree(title, r.root_id);
+    ctree::ParentCheck c;
+    c.transid = r.generation;
+    c.level = r.level;
+    auto st = dumper.dump_block(r.bytenr, c, true);
+    std::optional<Error> err;
+    if (!st) {
+      err = st.error().context("dumping tree " + tree_name(r.root_id));
+      if (!first_error) first_error = err;
+    }
+    dumper.end_tree(err);
+  };
+  if (!block_args.empty()) {
+    for (u64 b : block_args) {
+      dumper.begin_tree("block " + std::to_string(b), 0);
+      auto st = dumper.dump_block(b, {}, false);
+      std::optional<Error> err;
+      if (!st) {
+        err = st.error();
+        if (!first_error) first_error = err;
+      }
+      dumper.end_tree(err);
+    }
+  } else if (!tree_arg.empty()) {
+    auto id = parse_tree_id(tree_arg);
+    if (!id) {
+      std::cerr << "ERROR: unknown tree '" << tree_arg << "'\n";
+      return EXIT_USAGE;
+    }
+    auto r = (*fs)->find_root(*id);
+    if (!r) {
+      std::cerr << "ERROR: " << devs[0] << ": tree " << tree_arg << " (" << static_cast<s64>(*id) << ") does not exist\n";
+      return EXIT_USAGE;
+    }
+    dump_root(tree_name(*id) + " tree", *r);
+  } else {
+    dump_root("root tree", (*fs)->tree_root());
+    dump_root("chunk tree", (*fs)->chunk_root());
+    for (auto& e : (*fs)->root_entries()) {
+      ctree::RootRef r{e.key.objectid, e.item.bytenr, e.item.level, e.item.generation};
+      dump_root(tree_name(e.key.objectid) + " tree key " + key_text(e.key), r);
+    }
+  }
+  if (g.format == Format::json) std::cout << "]}\n";
+  std::cout.flush();
+  if (first_error) rc = report_error(*first_error);
+  return rc;
+}
+
+// ---------------------------------------------------------------- tree-stats
+
+int run_tree_stats(const GlobalOptions& g, const std::vector<std::string>& devs) {
+  StderrReporter rep(g);
+  auto fs = open_ro(devs, g, rep, false);
+  if (!fs) return report_error(fs.error());
+  auto r = check::tree_stats(**fs);
+  if (!r) return report_error(r.error());
+  if (g.format == Format::json) {
+    json out = json_header("inspect tree-stats");
+    json trees = json::array();
+    for (auto& t : r->trees)
+      trees.push_back({{"root_id", static_cast<s64>(t.root_id) < 0 ? json(static_cast<s64>(t.root_id)) : json(t.root_id)},
+                       {"key_offset", t.key_offset}, {"name", t.name}, {"height", t.height}, {"nodes", t.nodes},
+                       {"leaves", t.leaves}, {"bytes", t.bytes}, {"items", t.items}, {"skipped", t.skipped}});
+    out["nodesize"] = (*fs)->nodesize();
+    out["trees"] = trees;
+    out["unique_blocks"] = r->unique_blocks;
+    out["unique_bytes"] = r->unique_bytes;
+    out["bytes_read"] = r->bytes_read;
+    out["seconds"] = r->seconds;
+    std::cout << out.dump(2) << '\n';
+    return EXIT_OK;
+  }
+  std::printf("%-24s %8s %6s %10s %10s %14s %12s\n", "tree", "key.off", "height", "nodes", "leaves", "bytes", "items");
+  for (auto& t : r->trees) {
+    if (t.skipped) {
+      std::printf("%-24s %8llu %6u   (being deleted, not walked)\n", t.name.c_str(), static_cast<unsigned long long>(t.key_offset), t.height);
+      continue;
+    }
+    std::printf("%-24s %8llu %6u %10llu %10llu %14llu %12llu\n", t.name.c_str(), static_cast<unsigned long long>(t.key_offset),
+                t.height, static_cast<unsigned long long>(t.nodes), static_cast<unsigned long long>(t.leaves),
+                static_cast<unsigned long long>(t.bytes), static_cast<unsigned long long>(t.items));
+  }
+  std::printf("unique tree blocks %llu (%llu bytes), read %llu bytes in %.3f s\n",
+              static_cast<unsigned long long>(r->unique_blocks), static_cast<unsigned long long>(r->unique_bytes),
+              static_cast<unsigned long long>(r->bytes_read), r->seconds);
+  return EXIT_OK;
+}
+
+// ---------------------------------------------------------------- block-groups
+
+int run_block_groups(const GlobalOptions& g, const std::vector<std::string>& devs) {
+  StderrReporter rep(g);
+  auto fs = open_ro(devs, g, rep, true);
+  if (!fs) return report_error(fs.error());
+  const auto& st = (*fs)->bg_tree_state();
+  if (g.format == Format::json) {
+    json out = json_header("inspect block-groups");
+    out["bg_tree_state"] = {{"state", st.describe()}, {"compat_ro_block_group_tree", st.has_bg_tree_bit},
+                            {"changing_bg_tree", st.changing}, {"bg_tree_exists", st.bg_tree_exists},
+                            {"in_block_group_tree", st.in_bg_tree}, {"in_extent_tree", st.in_extent_tree}};
+    json list = json::array();
+    for (auto& bg : (*fs)->block_groups())
+      list.push_back({{"start", bg.start}, {"length", bg.length}, {"used", bg.used}, {"flags", bg.flags},
+                      {"flags_name", block_group_flags_to_string(bg.flags)}, {"profile", profile_name(bg.flags)},
+                      {"chunk_objectid", bg.chunk_objectid}, {"item_tree", tree_name(bg.item_tree)}});
+    out["block_groups"] = list;
+    std::cout << out.dump(2) << '\n';
+    return EXIT_OK;
+  }
+  std::printf("block group items: %s (%llu in the block group tree, %llu in the extent tree)\n", st.describe().c_str(),
+              static_cast<unsigned long long>(st.in_bg_tree), static_cast<unsigned long long>(st.in_extent_tree));
+  std::printf("%16s %14s %14s %-20s %-8s %s\n", "start", "length", "used", "flags", "profile", "item in");
+  for (auto& bg : (*fs)->block_groups())
+    std::printf("%16llu %14llu %14llu %-20s %-8s %s\n", static_cast<unsigned long long>(bg.start),
+                static_cast<unsigned long long>(bg.length), static_cast<unsigned long long>(bg.used),
+                block_group_flags_to_string(bg.flags).c_str(), profile_name(bg.flags).c_str(),
+                tree_name(bg.item_tree).c_str());
+  return EXIT_OK;
+}
+
+}  // namespace
+
+void register_inspect(CLI::App& app, const GlobalOptions& g, Action& action) {
+  auto* inspect = app.add_subcommand("inspect", "Read-only dumps of an unmounted filesystem");
+  inspect->require_subcommand(1);
+
+  auto* ds = inspect->add_subcommand("dump-super", "Print the superblock of each device");
+  auto ds_devs = std::make_shared<std::vector<std::string>>();
+  auto ds_all = std::make_shared<bool>(false);
+  ds->add_flag("-a,--all-mirrors", *ds_all, "Print every superblock copy that fits the device");
+  ds->add_option("devices", *ds_devs, "Devices or image files")->required();
+  ds->callback([&g, &action, ds_devs, ds_all] { action = [&g, ds_devs, ds_all] { return run_dump_super(g, *ds_devs, *ds_all); }; });
+
+  auto* dt = inspect->add_subcommand("dump-tree", "Print tree blocks with decoded items");
+  auto dt_devs = std::make_shared<std::vector<std::string>>();
+  auto dt_tree = std::make_shared<std::string>();
+  auto dt_blocks = std::make_shared<std::vector<u64>>();
+  dt->add_option("-t,--tree", *dt_tree, "Tree name (root, extent, chunk, dev, fs, csum, quota, uuid, free-space, block-group, data-reloc) or id");
+  dt->add_option("-b,--block", *dt_blocks, "Print only the tree block at this logical bytenr (repeatable)");
+  dt->add_option("devices", *dt_devs, "All devices of the filesystem")->required();
+  dt->callback([&g, &action, dt_devs, dt_tree, dt_blocks] {
+    action = [&g, dt_devs, dt_tree, dt_blocks] { return run_dump_tree(g, *dt_devs, *dt_tree, *dt_blocks); };
+  });
+
+  auto* ts = inspect->add_subcommand("tree-stats", "Height, nodes, leaves and bytes of every tree (reads every block once)");
+  auto ts_devs = std::make_shared<std::vector<std::string>>();
+  ts->add_option("devices", *ts_devs, "All devices of the filesystem")->required();
+  ts->callback([&g, &action, ts_devs] { action = [&g, ts_devs] { return run_tree_stats(g, *ts_devs); }; });
+
+  auto* bg = inspect->add_subcommand("block-groups", "List block groups and which tree holds their items");
+  auto bg_devs = std::make_shared<std::vector<std::string>>();
+  bg->add_option("devices", *bg_devs, "All devices of the filesystem")->required();
+  bg->callback([&g, &action, bg_devs] { action = [&g, bg_devs] { return run_block_groups(g, *bg_devs); }; });
+}
+
+}  // namespace fsctl::cmd

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// fsctl entry point: global options (--format, -v, -q, --cache-size), command
+// dispatch, and the only place that catches exceptions and maps them to exit
+// codes (STYLE.md "Errors").
+#include <iostream>
+#include <new>
+
+#include "cmd/commands.h"
+#include "cmd/output.h"
+
+int main(int argc, char** argv) {
+  using namespace fsctl::cmd;
+  GlobalOptions g;
+  CLI::App app{"fsctl - offline maintenance for unmounted btrfs filesystems"};
+  app.name("fsctl");
+  app.require_subcommand(1);
+  app.fallthrough();  // global options are accepted after the subcommand too
+  std::string format = "text";
+  std::string cache_size = "256M";
+  app.add_option("--format", format, "Output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_flag("-v,--verbose", g.verbose, "More detail (repeatable)");
+  app.add_flag("-q,--quiet", g.quiet, "Only errors and results");
+  app.add_option("--cache-size", cache_size, "Tree block cache budget (e.g. 256M)");
+  app.set_version_flag("--version", "fsctl 0.1.0");
+
+  Action action;
+  register_inspect(app, g, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? EXIT_OK : EXIT_USAGE;
+  }
+  g.format = format == "json" ? Format::json : Format::text;
+  auto cs = parse_size(cache_size);
+  if (!cs || *cs < (1u << 20)) {
+    std::cerr << "ERROR: invalid --cache-size '" << cache_size << "' (at least 1M, e.g. 256M)\n";
+    return EXIT_USAGE;
+  }
+  g.cache_bytes = *cs;
+  try {
+    return action ? action() : EXIT_USAGE;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ERROR: out of memory\n";
+    return EXIT_CORRUPT;
+  } catch (const std::exception& e) {
+    std::cerr << "ERROR: internal error: " << e.what() << '\n';
+    return EXIT_CORRUPT;
+  }
+}

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Front-end plumbing: global options, exit codes (one table, documented in
+// man/fsctl.8), the stderr reporter, and the JSON header.
+#pragma once
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+
+#include "lib/base/ints.h"
+#include "lib/base/reporter.h"
+#include "lib/base/result.h"
+
+namespace fsctl::cmd {
+
+/// Exit codes of every fsctl command (man/fsctl.8 "EXIT STATUS").
+enum ExitCode : int {
+  EXIT_OK = 0,           // success; for verify/check: everything matched
+  EXIT_PROBLEMS = 1,     // verify/check found mismatches or errors in the filesystem
+  EXIT_USAGE = 2,        // bad command line or argument
+  EXIT_CORRUPT = 3,      // I/O error, bad checksum or corrupt metadata stopped the command
+  EXIT_UNSUPPORTED = 4,  // valid filesystem using something fsctl does not handle
+  EXIT_BUSY = 5,         // device mounted or in use
+  EXIT_NOSPC = 6,        // not enough space (reported before anything was written)
+};
+
+/// Exit code for an error category.
+[[nodiscard]] int exit_code_for(Errc code);
+
+enum class Format { text, json };
+
+struct GlobalOptions {
+  Format format = Format::text;
+  int verbose = 0;
+  bool quiet = false;
+  u64 cache_bytes = 256ULL << 20;
+};
+
+/// Writes warnings as "WARNING: ..." and (unless quiet) notices to stderr.
+class StderrReporter final : public Reporter {
+ public:
+  explicit StderrReporter(const GlobalOptions& g) : g_(g) {}
+  void warning(const std::string& m) override { std::cerr << "WARNING: " << m << '\n'; }
+  void notice(const std::string& m) override {
+    if (!g_.quiet) std::cerr << "NOTE: " << m << '\n';
+  }
+
+ private:
+  const GlobalOptions& g_;
+};
+
+/// The versioned top-level object every JSON report starts from:
+/// {"__header": {"version": "1", "command": cmd}}.
+[[nodiscard]] nlohmann::ordered_json json_header(const std::string& command);
+
+/// Prints "ERROR: message" to stderr and returns the exit code for it.
+int report_error(const Error& e);
+
+/// Parses a size like "256M", "1G", "4096" into bytes. nullopt when invalid.
+[[nodiscard]] std::optional<u64> parse_size(const std::string& s);
+
+}  // namespace fsctl::cmd

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// search_slot and neighbours. Every child read passes the parent's pointer
+// generation, the level below and the pointer key as ParentCheck, so a bad or
+// cyclic pointer is caught at the block it points to.
+#include "lib/ctree/search.h"
+
+namespace fsctl::ctree {
+using namespace fsctl::format;
+
+namespace {
+
+ParentCheck child_check(const NodeView& node, u32 slot) {
+  ParentCheck c;
+  c.transid = node.ptr_generation(slot);
+  c.level = node.level() - 1;
+  c.first_key = node.node_key(slot);
+  return c;
+}
+
+// First slot whose key is >= key (leaf) ; exact flag.
+u32 lower_bound_slot(const NodeView& v, const Key& key, bool& exact) {
+  u32 lo = 0, hi = v.nritems();
+  while (lo < hi) {
+    u32 mid = lo + (hi - lo) / 2;
+    if (v.key(mid) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  exact = lo < v.nritems() && v.key(lo) == key;
+  return lo;
+}
+
+Result<cache::TreeBlockRef> read_child(BlockSource& src, const cache::TreeBlockRef& parent, u32 slot) {
+  NodeView v = parent->view();
+  return src.read_tree_block(v.blockptr(slot), child_check(v, slot));
+}
+
+// Descend from nodes[level] (slot set) to the leftmost (or rightmost) leaf.
+Status descend(BlockSource& src, Path& path, int level, bool rightmost) {
+  for (int l = level; l > 0; --l) {
+    FSCTL_TRY_ASSIGN(auto child, read_child(src, path.nodes[static_cast<std::size_t>(l)], path.slots[static_cast<std::size_t>(l)]));
+    std::size_t cl = static_cast<std::size_t>(l - 1);
+    u32 n = child->view().nritems();
+    path.nodes[cl] = std::move(child);
+    path.slots[cl] = rightmost ? (n ? n - 1 : 0) : 0;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<bool> search_slot(BlockSource& src, const RootRef& root, const Key& key, Path& path) {
+  path.release();
+  path.root = root;
+  ParentCheck rc;
+  rc.transid = root.generation;
+  rc.level = root.level;
+  FSCTL_TRY_ASSIGN(auto block, src.read_tree_block(root.bytenr, rc));
+  for (;;) {
+    NodeView v = block->view();
+    std::size_t l = v.level();
+    bool exact = false;
+    u32 slot = lower_bound_slot(v, key, exact);
+    if (v.is_leaf()) {
+      path.nodes[0] = std::move(block);
+      path.slots[0] = slot;
+      return exact;
+    }
+    // In a node, follow the last pointer whose key is <= key.
+    if (!exact && slot > 0) --slot;
+    path.nodes[l] = block;
+    path.slots[l] = slot;
+    FSCTL_TRY_ASSIGN(block, read_child(src, path.nodes[l], slot));
+  }
+}
+
+Result<bool> next_leaf(BlockSource& src, Path& path) {
+  for (std::size_t l = 1; l < MAX_LEVEL && path.nodes[l]; ++l) {
+    if (path.slots[l] + 1 < path.nodes[l]->view().nritems()) {
+      path.slots[l]++;
+      FSCTL_TRY(descend(src, path, static_cast<int>(l), false));
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<bool> prev_leaf(BlockSource& src, Path& path) {
+  for (std::size_t l = 1; l < MAX_LEVEL && path.nodes[l]; ++l) {
+    if (path.slots[l] > 0) {
+      path.slots[l]--;
+      FSCTL_TRY(descend(src, path, static_cast<int>(l), true));
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<bool> normalize(BlockSource& src, Path& path) {
+  while (!path.at_item()) {
+    if (!path.nodes[0]) return false;
+    FSCTL_TRY_ASSIGN(bool more, next_leaf(src, path));
+    if (!more) return false;
+  }
+  return true;
+}
+
+Result<bool> next_item(BlockSource& src, Path& path) {
+  path.slots[0]++;
+  return normalize(src, path);
+}
+
+Result<bool> prev_item(BlockSource& src, Path& path) {
+  if (path.slots[0] > 0) {
+    path.slots[0]--;
+    return true;
+  }
+  for (;;) {
+    FSCTL_TRY_ASSIGN(bool more, prev_leaf(src, path));
+    if (!more) return false;
+    if (path.at_item()) return true;
+  }
+}
+
+Result<std::optional<std::vector<u8>>> lookup_item(BlockSource& src, const RootRef& root, const Key& key) {
+  Path path;
+  FSCTL_TRY_ASSIGN(bool exact, search_slot(src, root, key, path));
+  if (!exact) return std::optional<std::vector<u8>>{};
+  auto d = path.item_data();
+  return std::optional<std::vector<u8>>(std::vector<u8>(d.begin(), d.end()));
+}
+
+Status for_each_item(BlockSource& src, const RootRef& root, const KeyRange& range,
+                     const std::function<Result<Visit>(const NodeView&, u32)>& visit) {
+  Path path;
+  FSCTL_TRY(search_slot(src, root, range.min, path));
+  FSCTL_TRY_ASSIGN(bool ok, normalize(src, path));
+  while (ok) {
+    if (range.max < path.key()) break;
+    FSCTL_TRY_ASSIGN(Visit v, visit(path.leaf_view(), path.slots[0]));
+    if (v == Visit::stop) break;
+    FSCTL_TRY_ASSIGN(ok, next_item(src, path));
+  }
+  return {};
+}
+
+}  // namespace fsctl::ctree

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Tree block layout: struct btrfs_header, btrfs_item, btrfs_key_ptr (kernel
+// btrfs_tree.h) and NodeView, a typed read view over a block that the tree
+// checker (lib/ctree/tree_checker.h) has verified.
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "lib/base/ints.h"
+#include "lib/format/key.h"
+#include "lib/format/le.h"
+
+namespace fsctl::format {
+
+inline constexpr std::size_t CSUM_SIZE_MAX = 32;  // BTRFS_CSUM_SIZE
+inline constexpr std::size_t FSID_SIZE = 16;      // BTRFS_FSID_SIZE
+inline constexpr std::size_t UUID_SIZE = 16;      // BTRFS_UUID_SIZE
+inline constexpr int MAX_LEVEL = 8;               // BTRFS_MAX_LEVEL
+inline constexpr u64 HEADER_FLAG_WRITTEN = 1ULL << 0, HEADER_FLAG_RELOC = 1ULL << 1;
+inline constexpr int BACKREF_REV_SHIFT = 56;
+inline constexpr u64 MIXED_BACKREF_REV = 1;
+
+/// struct btrfs_header (101 bytes).
+struct Header {
+  u8 csum[CSUM_SIZE_MAX];
+  u8 fsid[FSID_SIZE];
+  le64 bytenr;
+  le64 flags;
+  u8 chunk_tree_uuid[UUID_SIZE];
+  le64 generation;
+  le64 owner;
+  le32 nritems;
+  u8 level;
+};
+static_assert(sizeof(Header) == 101);
+static_assert(offsetof(Header, bytenr) == 48 && offsetof(Header, generation) == 80 && offsetof(Header, level) == 100);
+
+/// struct btrfs_item (25 bytes): key, data offset (from the end of the header), size.
+struct Item {
+  DiskKey key;
+  le32 offset;
+  le32 size;
+};
+static_assert(sizeof(Item) == 25);
+
+/// struct btrfs_key_ptr (33 bytes): key, child bytenr (logical), child generation.
+struct KeyPtr {
+  DiskKey key;
+  le64 blockptr;
+  le64 generation;
+};
+static_assert(sizeof(KeyPtr) == 33);
+
+/// Number of item slots that fit a leaf / key pointers that fit a node of `nodesize` bytes.
+[[nodiscard]] constexpr u32 leaf_data_size(u32 nodesize) { return nodesize - static_cast<u32>(sizeof(Header)); }
+[[nodiscard]] constexpr u32 node_max_ptrs(u32 nodesize) { return leaf_data_size(nodesize) / static_cast<u32>(sizeof(KeyPtr)); }
+
+/// Read view over one tree block of `nodesize` bytes.
+/// REQUIRES (for slot accessors): the block passed tree_checker's
+/// check_node_layout, so every slot < nritems() and every item range is in
+/// bounds. Views do not own the bytes.
+class NodeView {
+ public:
+  explicit NodeView(std::span<const u8> block) : b_(block) {}
+  [[nodiscard]] const Header& header() const { return *reinterpret_cast<const Header*>(b_.data()); }
+  [[nodiscard]] u64 bytenr() const { return header().bytenr.get(); }
+  [[nodiscard]] u64 flags() const { return header().flags.get(); }
+  [[nodiscard]] u64 generation() const { return header().generation.get(); }
+  [[nodiscard]] u64 owner() const { return header().owner.get(); }
+  [[nodiscard]] u32 nritems() const { return header().nritems.get(); }
+  [[nodiscard]] u8 level() const { return header().level; }
+  [[nodiscard]] bool is_leaf() const { return level() == 0; }
+  [[nodiscard]] std::span<const u8> bytes() const { return b_; }
+
+  // Leaf accessors.
+  [[nodiscard]] const Item& item(u32 slot) const {
+    return reinterpret_cast<const Item*>(b_.data() + sizeof(Header))[slot];
+  }
+  [[nodiscard]] Key item_key(u32 slot) const { return item(slot).key.to_cpu(); }
+  [[nodiscard]] u32 item_offset(u32 slot) const { return item(slot).offset.get(); }
+  [[nodiscard]] u32 item_size(u32 slot) const { return item(slot).size.get(); }
+  /// The item's data bytes (btrfs_item_ptr_offset = header size + item offset).
+  [[nodiscard]] std::span<const u8> item_data(u32 slot) const {
+    return b_.subspan(sizeof(Header) + item_offset(slot), item_size(slot));
+  }
+
+  // Node accessors.
+  [[nodiscard]] const KeyPtr& key_ptr(u32 slot) const {
+    return reinterpret_cast<const KeyPtr*>(b_.data() + sizeof(Header))[slot];
+  }
+  [[nodiscard]] Key node_key(u32 slot) const { return key_ptr(slot).key.to_cpu(); }
+  [[nodiscard]] u64 blockptr(u32 slot) const { return key_ptr(slot).blockptr.get(); }
+  [[nodiscard]] u64 ptr_generation(u32 slot) const { return key_ptr(slot).generation.get(); }
+
+  /// Key at slot for either kind of block.
+  [[nodiscard]] Key key(u32 slot) const { return is_leaf() ? item_key(slot) : node_key(slot); }
+
+ private:
+  std::span<const u8> b_;
+};
+
+}  // namespace fsctl::format

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// FsInfo: one opened filesystem — devices, the chosen superblock, the chunk
+// map, the tree block cache, root items and block groups (kernel struct
+// btrfs_fs_info). Implements ctree::BlockSource.
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/base/reporter.h"
+#include "lib/cache/block_cache.h"
+#include "lib/ctree/block_source.h"
+#include "lib/ctree/tree_checker.h"
+#include "lib/format/decode.h"
+#include "lib/format/super.h"
+#include "lib/volumes/chunk_map.h"
+#include "lib/volumes/device_set.h"
+
+namespace fsctl::fs {
+
+/// Options of the open sequence (named bools, not a bit soup).
+struct OpenOptions {
+  bool write = false;                       // open devices read-write (refuses mounted ones)
+  u64 cache_bytes = 256ULL * 1024 * 1024;   // tree block cache budget
+  bool load_block_groups = true;            // read block group items at open
+  Reporter* reporter = nullptr;             // warnings/notices; null = discard
+};
+
+/// A block group as read from its BLOCK_GROUP_ITEM (kernel btrfs_block_group_item).
+struct BlockGroup {
+  u64 start = 0;        // logical
+  u64 length = 0;       // bytes
+  u64 used = 0;         // bytes
+  u64 flags = 0;        // BLOCK_GROUP_* type and profile
+  u64 chunk_objectid = 0;
+  u64 item_tree = 0;    // tree holding the item: EXTENT_TREE_OBJECTID or BLOCK_GROUP_TREE_OBJECTID
+};
+
+/// A ROOT_ITEM of the root tree with its key.
+struct RootEntry {
+  format::Key key;
+  format::RootInfo item;
+};
+
+/// State of a block-group-tree conversion, from the superblock and trees.
+struct BgTreeState {
+  bool has_bg_tree_bit = false;     // compat_ro BLOCK_GROUP_TREE
+  bool changing = false;            // super flag CHANGING_BG_TREE
+  bool bg_tree_exists = false;      // ROOT_ITEM (11, ROOT_ITEM, 0) present
+  u64 in_bg_tree = 0;               // block group items found in tree 11
+  u64 in_extent_tree = 0;           // block group items found in tree 2
+  /// "extent-tree", "block-group-tree", "converting-to-bg-tree", "converting-from-bg-tree"
+  [[nodiscard]] std::string describe() const;
+};
+
+class FsInfo final : public ctree::BlockSource {
+ public:
+  /// The open sequence: devices and superblock → sys_chunk_array → chunk tree
+  /// (device presence checked against DEV_ITEMs) → root tree → block groups.
+  /// Errors: as DeviceSet::open; Errc::not_found for a missing device
+  /// (naming its devid and uuid); read errors of the chunk or root tree.
+  [[nodiscard]] static Result<std::unique_ptr<FsInfo>> open(const std::vector<std::string>& paths, const OpenOptions& opts);
+  /// Same over already opened devices (unit tests, fuzzing).
+  [[nodiscard]] static Result<std::unique_ptr<FsInfo>> open_devices(std::vector<std::unique_ptr<io::BlockDevice>> devs,
+                                                                    const OpenOptions& opts);
+
+  // BlockSource.
+  [[nodiscard]] Result<cache::TreeBlockRef> read_tree_block(u64 bytenr, const ctree::ParentCheck& check) override;
+  [[nodiscard]] Status read_tree_blocks(std::vector<ctree::BlockRequest> requests,
+                                        const std::function<Status(const cache::TreeBlockRef&)>& visit,
+                                        bool keep_in_cache = false) override;
+  [[nodiscard]] u32 nodesize() const override { return super_.nodesize.get(); }
+
+  [[nodiscard]] const format::SuperBlock& super() const { return super_; }
+  [[nodiscard]] u32 sectorsize() const { return super_.sectorsize.get(); }
+  [[nodiscard]] u16 csum_type() const { return super_.csum_type.get(); }
+  [[nodiscard]] const volumes::DeviceSet& devices() const { return devices_; }
+  [[nodiscard]] const volumes::ChunkMap& chunk_map() const { return chunk_map_; }
+  [[nodiscard]] cache::BlockCache& cache() { return cache_; }
+  [[nodiscard]] Reporter& reporter() { return *reporter_; }
+
+  /// Root of the root tree / chunk tree, from the superblock.
+  [[nodiscard]] ctree::RootRef tree_root() const;
+  [[nodiscard]] ctree::RootRef chunk_root() const;
+  /// Root of tree `root_id`: the root tree and chunk tree from the
+  /// superblock, others from their ROOT_ITEM (highest key offset). nullopt
+  /// when the tree does not exist.
+  [[nodiscard]] std::optional<ctree::RootRef> find_root(u64 root_id) const;
+  /// Every ROOT_ITEM of the root tree, in key order.
+  [[nodiscard]] const std::vector<RootEntry>& root_entries() const { return roots_; }
+  /// DEV_ITEMs of the chunk tree, by devid.
+  [[nodiscard]] const std::map<u64, format::DevItem>& dev_items() const { return dev_items_; }
+  /// Block groups by start (empty unless OpenOptions::load_block_groups).
+  [[nodiscard]] const std::vector<BlockGroup>& block_groups() const { return block_groups_; }
+  [[nodiscard]] const BgTreeState& bg_tree_state() const { return bg_state_; }
+  /// incompat bits fsctl does not know (0 when none).
+  [[nodiscard]] u64 unknown_incompat() const { return super_.incompat_flags.get() & ~format::INCOMPAT_SUPPORTED; }
+  /// Counters of the block layer, for benchmarks: blocks verified, bytes read.
+  [[nodiscard]] u64 blocks_read() const { return blocks_read_; }
+  [[nodiscard]] u64 bytes_read() const { return bytes_read_; }
+
+ private:
+  FsInfo() : cache_(0) {}
+  Status load_chunk_tree();
+  Status load_root_tree();
+  Status load_block_groups();
+  Result<cache::TreeBlockRef> read_mirrors(u64 bytenr, const ctree::ParentCheck& check, int skip_mirror,
+                                           const std::string& skip_problem);
+  std::string device_name(u64 devid) const;
+
+  volumes::DeviceSet devices_;
+  format::SuperBlock super_{};
+  volumes::ChunkMap chunk_map_;
+  cache::BlockCache cache_;
+  ctree::BlockIdentity identity_;
+  Reporter* reporter_ = nullptr;
+  std::vector<RootEntry> roots_;
+  std::map<u64, format::DevItem> dev_items_;
+  std::vector<BlockGroup> block_groups_;
+  BgTreeState bg_state_;
+  u64 blocks_read_ = 0, bytes_read_ = 0;
+};
+
+}  // namespace fsctl::fs

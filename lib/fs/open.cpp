@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The open sequence (DESIGN.md "Reading"): superblock → sys_chunk_array →
+// chunk tree → root tree → block groups. Mirrors kernel open_ctree order.
+#include <cstring>
+
+#include "lib/ctree/search.h"
+#include "lib/fs/fs_info.h"
+#include "lib/format/names.h"
+
+namespace fsctl::fs {
+using namespace fsctl::format;
+
+std::string BgTreeState::describe() const {
+  if (changing) return has_bg_tree_bit ? "converting-from-bg-tree" : "converting-to-bg-tree";
+  return has_bg_tree_bit ? "block-group-tree" : "extent-tree";
+}
+
+Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& paths, const OpenOptions& opts) {
+  Reporter& rep = opts.reporter ? *opts.reporter : null_reporter();
+  io::OpenMode mode;
+  mode.write = opts.write;
+  mode.exclusive = opts.write;
+  std::vector<std::unique_ptr<io::BlockDevice>> devs;
+  for (auto& p : paths) {
+    FSCTL_TRY_ASSIGN(auto d, io::open_device(p, mode, rep));
+    devs.push_back(std::move(d));
+  }
+  return open_devices(std::move(devs), opts);
+}
+
+Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr<io::BlockDevice>> devs,
+                                                     const OpenOptions& opts) {
+  std::unique_ptr<FsInfo> fs(new FsInfo());
+  fs->reporter_ = opts.reporter ? opts.reporter : &null_reporter();
+  fs->cache_ = cache::BlockCache(opts.cache_bytes);
+  FSCTL_TRY_ASSIGN(fs->devices_, volumes::DeviceSet::from_devices(std::move(devs), *fs->reporter_));
+  fs->super_ = fs->devices_.super();
+  const SuperBlock& sb = fs->super_;
+  std::string first_path = fs->devices_.devices().begin()->second.path;
+  auto ctx = [&](const Error& e) { return make_error(e.context(first_path)); };
+
+  fs->identity_.nodesize = sb.nodesize.get();
+  fs->identity_.csum_type = sb.csum_type.get();
+  std::memcpy(fs->identity_.fsid.data(), header_fsid(sb).data(), FSID_SIZE);
+
+  auto sys = decode_sys_chunk_array(std::span<const u8>(sb.sys_chunk_array), sb.sys_chunk_array_size.get());
+  if (!sys) return ctx(sys.error().context("superblock"));
+  for (auto& c : *sys)
+    if (auto r = fs->chunk_map_.add(c); !r) return ctx(r.error().context("superblock sys_chunk_array"));
+
+  if (auto r = fs->load_chunk_tree(); !r) return ctx(r.error());
+  if (auto r = fs->load_root_tree(); !r) return ctx(r.error());
+  if (opts.load_block_groups)
+    if (auto r = fs->load_block_groups(); !r) return ctx(r.error());
+  return fs;
+}
+
+ctree::RootRef FsInfo::tree_root() const {
+  return {ROOT_TREE_OBJECTID, super_.root.get(), super_.root_level, super_.generation.get()};
+}
+ctree::RootRef FsInfo::chunk_root() const {
+  return {CHUNK_TREE_OBJECTID, super_.chunk_root.get(), super_.chunk_root_level, super_.chunk_root_generation.get()};
+}
+
+std::optional<ctree::RootRef> FsInfo::find_root(u64 root_id) const {
+  if (root_id == ROOT_TREE_OBJECTID) return tree_root();
+  if (root_id == CHUNK_TREE_OBJECTID) return chunk_root();
+  const RootEntry* best = nullptr;
+  for (auto& e : roots_)
+    if (e.key.objectid == root_id) best = &e;
+  if (!best) return std::nullopt;
+  return ctree::RootRef{root_id, best->item.bytenr, best->item.level, best->item.generation};
+}
+
+Status FsInfo::load_chunk_tree() {
+  // The chunk tree uuid is learned from the chunk root's own header (kernel
+  // read_sys_array/btrfs_read_chunk_tree).
+  identity_.check_chunk_tree_uuid = false;
+  ctree::ParentCheck rc;
+  rc.transid = super_.chunk_root_generation.get();
+  rc.level = super_.chunk_root_level;
+  auto root = read_tree_block(super_.chunk_root.get(), rc);
+  if (!root) return make_error(root.error().context("reading chunk root"));
+  std::memcpy(identity_.chunk_tree_uuid.data(), (*root)->view().header().chunk_tree_uuid, UUID_SIZE);
+  identity_.check_chunk_tree_uuid = true;
+  cache_.erase((*root)->bytenr);
+
+  auto st = ctree::for_each_item(*this, chunk_root(), {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+    Key k = leaf.item_key(slot);
+    if (k.type == KeyType::CHUNK_ITEM) {
+      auto c = decode_chunk(k.offset, leaf.item_data(slot));
+      if (!c) return make_error(c.error().context("chunk tree leaf " + std::to_string(leaf.bytenr()) + " slot " + std::to_string(slot)));
+      FSCTL_TRY(chunk_map_.add(*c));
+    } else if (k.type == KeyType::DEV_ITEM) {
+      auto d = leaf.item_data(slot);
+      if (d.size() < sizeof(DevItem))
+        return make_error(Errc::corrupt, "chunk tree leaf " + std::to_string(leaf.bytenr()) + " slot " + std::to_string(slot) +
+                                             ": DEV_ITEM of " + std::to_string(d.size()) + " bytes");
+      DevItem di{};
+      std::memcpy(&di, d.data(), sizeof di);
+      dev_items_[di.devid.get()] = di;
+    }
+    return ctree::Visit::next;
+  });
+  if (!st) return make_error(st.error().context("reading chunk tree"));
+  for (auto& [devid, di] : dev_items_) {
+    const volumes::Device* d = devices_.find(devid);
+    if (!d)
+      return make_error(Errc::not_found, "missing device devid " + std::to_string(devid) + " uuid " +
+                                             uuid_to_string(di.uuid) + ": give every device of the filesystem");
+    if (std::memcmp(d->uuid.data(), di.uuid, UUID_SIZE) != 0)
+      return make_error(Errc::invalid_argument, d->path + ": device uuid " + uuid_to_string(d->uuid) +
+                                                    " does not match devid " + std::to_string(devid) + " uuid " +
+                                                    uuid_to_string(di.uuid) + " of the chunk tree");
+  }
+  for (auto& [devid, d] : devices_.devices())
+    if (!dev_items_.count(devid))
+      return make_error(Errc::invalid_argument, d.path + ": devid " + std::to_string(devid) + " is not part of this filesystem's chunk tree");
+  return {};
+}
+
+Status FsInfo::load_root_tree() {
+  auto st = ctree::for_each_item(*this, tree_root(), {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+    Key k = leaf.item_key(slot);
+    if (k.type != KeyType::ROOT_ITEM) return ctree::Visit::next;
+    auto ri = decode_root_item(leaf.item_data(slot));
+    if (!ri) return make_error(ri.error().context("root tree leaf " + std::to_string(leaf.bytenr()) + " slot " + std::to_string(slot)));
+    roots_.push_back({k, *ri});
+    return ctree::Visit::next;
+  });
+  if (!st) return make_error(st.error().context("reading root tree"));
+  return {};
+}
+
+Status FsInfo::load_block_groups() {
+  bg_state_.has_bg_tree_bit = super_.compat_ro_flags.get() & COMPAT_RO_BLOCK_GROUP_TREE;
+  bg_state_.changing = super_.flags.get() & SUPER_FLAG_CHANGING_BG_TREE;
+  auto bgt = find_root(BLOCK_GROUP_TREE_OBJECTID);
+  auto ext = find_root(EXTENT_TREE_OBJECTID);
+  bg_state_.bg_tree_exists = bgt.has_value();
+  if (!ext) return make_error(Errc::corrupt, "root tree has no extent tree ROOT_ITEM");
+  // One exact search per chunk (as the kernel's read_one_block_group path),
+  // in the block group tree first when it exists, then the extent tree.
+  for (auto& [logical, chunk] : chunk_map_.chunks()) {
+    Key key{logical, KeyType::BLOCK_GROUP_ITEM, chunk.length};
+    std::optional<std::vector<u8>> item;
+    u64 where = 0;
+    if (bgt) {
+      auto r = ctree::lookup_item(*this, *bgt, key);
+      if (!r) return make_error(r.error().context("reading block group tree"));
+      if (*r) {
+        item = std::move(*r);
+        where = BLOCK_GROUP_TREE_OBJECTID;
+      }
+    }
+    if (!item || bg_state_.changing) {
+      auto r = ctree::lookup_item(*this, *ext, key);
+      if (!r) return make_error(r.error().context("reading extent tree"));
+      if (*r && item)
+        return make_error(Errc::corrupt, "block group " + std::to_string(logical) + " has an item in both the extent tree and the block group tree");
+      if (*r) {
+        item = std::move(*r);
+        where = EXTENT_TREE_OBJECTID;
+      }
+    }
+    if (!item)
+      return make_error(Errc::corrupt, "chunk at logical " + std::to_string(logical) + " length " +
+                                           std::to_string(chunk.length) + " has no BLOCK_GROUP_ITEM");
+    if (item->size() < sizeof(BlockGroupItem))
+      return make_error(Errc::corrupt, "block group item " + std::to_string(logical) + " is " + std::to_string(item->size()) + " bytes");
+    BlockGroupItem bi{};
+    std::memcpy(&bi, item->data(), sizeof bi);
+    BlockGroup bg{logical, chunk.length, bi.used.get(), bi.flags.get(), bi.chunk_objectid.get(), where};
+    if ((bg.flags & (BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK)) != (chunk.type & (BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK)))
+      reporter_->warning("block group " + std::to_string(logical) + " flags " + block_group_flags_to_string(bg.flags) +
+                         " differ from its chunk's " + block_group_flags_to_string(chunk.type));
+    if (where == BLOCK_GROUP_TREE_OBJECTID)
+      bg_state_.in_bg_tree++;
+    else
+      bg_state_.in_extent_tree++;
+    block_groups_.push_back(bg);
+  }
+  return {};
+}
+
+}  // namespace fsctl::fs

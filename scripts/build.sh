@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds fsctl. Usage: scripts/build.sh [release|asan] (default release).
+# release -> build/, asan -> build-asan/ (AddressSanitizer + UBSan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:-release}
+case "$kind" in
+  release) dir=build; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DFSCTL_SANITIZE=ON) ;;
+  *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" "${flags[@]}" >/dev/null
+cmake --build "$dir" -j"$(nproc)"
