@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The project's test command (README.md, .ci/run): installs what is missing,
+# builds with ASan+UBSan, runs unit and image tests (ctest), then each fuzz
+# target for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh asan
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -j2)
+scripts/fuzz.sh "${FUZZ_SECONDS:-45}"

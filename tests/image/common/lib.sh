@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
+# Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
+# skip MSG (exit 77), fail MSG, mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
+set -euo pipefail
+: "${FSCTL:?FSCTL must point at the fsctl binary}"
+: "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
+T=${FSCTL_TEST_TMP:-$(mktemp -d)}
+rm -rf "$T"; mkdir -p "$T"
+SHARED=${FSCTL_SHARED:-$FSCTL_SRC/../shared}
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+# Kernel mount of a loop image: skip (saying so) where it is not available.
+need_mount() {
+  need_root
+  local img="$T/.probe.img" mnt="$T/.probe.mnt"
+  truncate -s 128M "$img"; mkfs.btrfs -q -f "$img" >/dev/null
+  mkdir -p "$mnt"
+  if ! mount -o loop "$img" "$mnt" 2>/dev/null; then rm -f "$img"; skip "mount -o loop not available here"; fi
+  umount "$mnt"; rm -f "$img"
+}
+mkimg() { local f=$1 size=$2; shift 2; rm -f "$f"; truncate -s "$size" "$f"; mkfs.btrfs -q -f "$@" "$f" >/dev/null; }
+# Unpacks ../shared/fixtures*/NAME.img.zst (or .devN) into DEST; returns 1 when absent.
+unpack_fixture() {
+  local src=$1 dest=$2
+  [ -f "$src" ] || return 1
+  zstd -q -d --sparse -f "$src" -o "$dest"
+}
