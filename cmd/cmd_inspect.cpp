@@ -26,30 +26,6 @@ std::string hex(u64 v) {
   return b;
 }
 
-// Read-only commands warn about a mounted device (its contents may change under us).
-void warn_if_mounted(const std::vector<std::string>& devs, Reporter& rep) {
-  for (auto& d : devs) {
-    auto m = io::find_mount(d);
-    if (m && *m) rep.warning(d + ": device is mounted on " + **m + "; what is read may be inconsistent");
-  }
-}
-
-Result<std::unique_ptr<fs::FsInfo>> open_ro(const std::vector<std::string>& devs, const GlobalOptions& g, Reporter& rep,
-                                            bool load_bgs = true) {
-  warn_if_mounted(devs, rep);
-  fs::OpenOptions o;
-  o.cache_bytes = g.cache_bytes;
-  o.reporter = &rep;
-  o.load_block_groups = load_bgs;
-  FSCTL_TRY_ASSIGN(auto fs, fs::FsInfo::open(devs, o));
-  if (u64 unk = fs->unknown_incompat())
-    rep.warning("filesystem has incompat features fsctl does not know: " + hex(unk) + "; output may be incomplete");
-  if (fs->super().log_root.get())
-    rep.warning("log tree at " + std::to_string(fs->super().log_root.get()) +
-                " needs replay (mount the filesystem once); write commands will refuse it");
-  return fs;
-}
-
 // ---------------------------------------------------------------- dump-super
 
 json super_to_json(const SuperBlock& sb) {
@@ -293,7 +269,7 @@ class TreeDumper {
 int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, const std::string& tree_arg,
                   const std::vector<u64>& block_args) {
   StderrReporter rep(g);
-  auto fs = open_ro(devs, g, rep, false);
+  auto fs = open_read_only(devs, g, rep, false);
   if (!fs) return report_error(fs.error());
   TreeDumper dumper(**fs, g);
   if (g.format == Format::json) std::cout << "{\"__header\":" << json_header("inspect dump-tree")["__header"].dump() << ",\"trees\":[\n";
@@ -353,7 +329,7 @@ int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, 
 
 int run_tree_stats(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
-  auto fs = open_ro(devs, g, rep, false);
+  auto fs = open_read_only(devs, g, rep, false);
   if (!fs) return report_error(fs.error());
   auto r = check::tree_stats(**fs);
   if (!r) return report_error(r.error());
@@ -393,7 +369,7 @@ int run_tree_stats(const GlobalOptions& g, const std::vector<std::string>& devs)
 
 int run_block_groups(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
-  auto fs = open_ro(devs, g, rep, true);
+  auto fs = open_read_only(devs, g, rep, true);
   if (!fs) return report_error(fs.error());
   const auto& st = (*fs)->bg_tree_state();
   if (g.format == Format::json) {

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "cmd/output.h"
+#include "lib/fs/fs_info.h"
 
 namespace fsctl::cmd {
 
@@ -13,5 +14,13 @@ using Action = std::function<int()>;
 
 /// Adds `inspect` and its subcommands; sets `action` when one is chosen.
 void register_inspect(CLI::App& app, const GlobalOptions& g, Action& action);
+/// Adds `qgroup show` and `qgroup verify`.
+void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action);
+
+/// Opens a filesystem read-only for a command: warns about mounted devices,
+/// unknown incompat bits and a log tree needing replay.
+[[nodiscard]] Result<std::unique_ptr<fs::FsInfo>> open_read_only(const std::vector<std::string>& devs,
+                                                                 const GlobalOptions& g, Reporter& rep,
+                                                                 bool load_block_groups);
 
 }  // namespace fsctl::cmd

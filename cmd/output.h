@@ -24,6 +24,7 @@ enum ExitCode : int {
   EXIT_UNSUPPORTED = 4,  // valid filesystem using something fsctl does not handle
   EXIT_BUSY = 5,         // device mounted or in use
   EXIT_NOSPC = 6,        // not enough space (reported before anything was written)
+  EXIT_NO_QUOTA = 7,     // qgroup verify: quota is not enabled, nothing to verify
 };
 
 /// Exit code for an error category.

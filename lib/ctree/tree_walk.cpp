@@ -44,7 +44,8 @@ struct Pending {
 };
 }  // namespace
 
-Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets& sets, const WalkVisitor& visit) {
+Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets& sets, const WalkVisitor& visit,
+                  const ChildSetFilter& filter) {
   std::array<std::unordered_map<u64, Pending>, MAX_LEVEL> frontier;
   int top = -1;
   for (auto& r : roots) {
@@ -69,6 +70,8 @@ Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets&
       NodeView v = b->view();
       for (u32 i = 0; i < v.nritems(); ++i) {
         u64 child = v.blockptr(i);
+        u32 child_rs = filter ? filter(v, i, rs) : rs;
+        if (child_rs == 0) continue;
         auto [it, inserted] = below->try_emplace(child);
         if (inserted) {
           it->second.check.transid = v.ptr_generation(i);
@@ -80,7 +83,7 @@ Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets&
                                                std::to_string(v.ptr_generation(i)) + " (second from node " +
                                                std::to_string(b->bytenr) + ")");
         }
-        it->second.rootset = sets.unite(it->second.rootset, rs);
+        it->second.rootset = sets.unite(it->second.rootset, child_rs);
       }
       return {};
     }));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lib/ctree/block_source.h"
+#include "lib/format/node_layout.h"
 
 namespace fsctl::ctree {
 
@@ -33,6 +34,12 @@ class RootSets {
 /// Called once per block with the id of its root set in `sets`.
 using WalkVisitor = std::function<Status(const cache::TreeBlockRef& block, u32 rootset)>;
 
+/// Optional: the root set a child inherits through slot `slot` of `parent`
+/// whose own set is `rootset` (default: `rootset` itself). Returning 0 (the
+/// empty set) keeps the parent from leading the walk to that child; used to
+/// leave out the already-dropped part of a subvolume being deleted.
+using ChildSetFilter = std::function<u32(const format::NodeView& parent, u32 slot, u32 rootset)>;
+
 /// Walks every tree in `roots` top-down, level by level. Children are checked
 /// against their parent pointer (generation, level, first key). A block
 /// reached through several parents is read once, after all its parents, with
@@ -40,6 +47,6 @@ using WalkVisitor = std::function<Status(const cache::TreeBlockRef& block, u32 r
 /// Errc::corrupt when two parents disagree on a child's generation, and
 /// whatever the visitor returns.
 [[nodiscard]] Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets& sets,
-                                const WalkVisitor& visit);
+                                const WalkVisitor& visit, const ChildSetFilter& filter = {});
 
 }  // namespace fsctl::ctree

@@ -77,6 +77,7 @@ class NodeView {
     return reinterpret_cast<const Item*>(b_.data() + sizeof(Header))[slot];
   }
   [[nodiscard]] Key item_key(u32 slot) const { return item(slot).key.to_cpu(); }
+  [[nodiscard]] u8 item_type_at(u32 slot) const { return item(slot).key.type; }
   [[nodiscard]] u32 item_offset(u32 slot) const { return item(slot).offset.get(); }
   [[nodiscard]] u32 item_size(u32 slot) const { return item(slot).size.get(); }
   /// The item's data bytes (btrfs_item_ptr_offset = header size + item offset).

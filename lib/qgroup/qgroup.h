@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The qgroup model: what the quota tree (objectid 8) says, and what the trees
+// say. Items mirror kernel btrfs_qgroup_status_item / _info_item /
+// _limit_item and the QGROUP_RELATION key pairs (btrfs_tree.h).
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/fs/fs_info.h"
+
+namespace fsctl::qgroup {
+
+/// qgroupid = level << 48 | id (BTRFS_QGROUP_LEVEL_SHIFT). Printed "level/id".
+[[nodiscard]] inline u64 qgroup_level(u64 qgroupid) { return qgroupid >> 48; }
+[[nodiscard]] inline u64 qgroup_subvolid(u64 qgroupid) { return qgroupid & ((1ULL << 48) - 1); }
+[[nodiscard]] std::string qgroupid_to_string(u64 qgroupid);
+/// Parses "level/id" or a plain subvolume id. nullopt when malformed.
+[[nodiscard]] std::optional<u64> parse_qgroupid(const std::string& s);
+
+/// Numbers of one qgroup, in bytes (kernel btrfs_qgroup_info_item).
+struct QgroupCount {
+  u64 rfer = 0, rfer_cmpr = 0, excl = 0, excl_cmpr = 0;
+  bool operator==(const QgroupCount&) const = default;
+};
+
+/// QGROUP_LIMIT item (kernel btrfs_qgroup_limit_item); flags say which max is set.
+struct QgroupLimit {
+  u64 flags = 0, max_rfer = 0, max_excl = 0, rsv_rfer = 0, rsv_excl = 0;
+};
+inline constexpr u64 QGROUP_LIMIT_MAX_RFER = 1ULL << 0, QGROUP_LIMIT_MAX_EXCL = 1ULL << 1;
+
+/// One qgroup as stored in the quota tree.
+struct QgroupItem {
+  u64 qgroupid = 0;
+  bool has_info = false;
+  u64 info_generation = 0;
+  QgroupCount ondisk;
+  std::optional<QgroupLimit> limit;
+  std::set<u64> parents;   // qgroupids this one is a member of
+  std::set<u64> children;  // direct members
+};
+
+/// Everything the quota tree holds.
+struct QuotaState {
+  bool status_present = false;
+  u64 version = 0, generation = 0, flags = 0, rescan = 0, enable_gen = 0;
+  std::map<u64, QgroupItem> qgroups;  // by qgroupid
+  u64 quota_tree_leaves = 0;          // how many leaves were read
+  [[nodiscard]] bool on() const { return flags & 1; }
+  [[nodiscard]] bool rescan_running() const { return flags & 2; }
+  [[nodiscard]] bool inconsistent() const { return flags & 4; }
+  [[nodiscard]] bool simple_mode() const { return flags & 8; }
+};
+
+/// Reads the whole quota tree from its first key (0,0,0): status, every
+/// INFO/LIMIT item and both halves of each relation. std::nullopt when the
+/// filesystem has no quota tree (quota disabled). Errors: read errors of the
+/// quota tree naming the bytenr; Errc::corrupt for short items or a relation
+/// whose halves disagree.
+[[nodiscard]] Result<std::optional<QuotaState>> read_quota(fs::FsInfo& fs);
+
+/// A subvolume tree the computation walks (an fs tree: 5 or >= 256).
+struct SubvolRoot {
+  u64 root_id = 0;
+  bool dropping = false;   // refs == 0: deleted, cleanup not finished
+  format::Key drop_progress{};
+  u8 drop_level = 0;
+};
+
+/// Computed numbers.
+struct Computed {
+  std::map<u64, QgroupCount> counts;  // by qgroupid, for every qgroup in the quota tree and every subvolume
+  std::vector<SubvolRoot> subvols;    // the trees that were walked
+  u64 tree_blocks = 0;                // fs-tree blocks accounted (each once)
+  u64 data_extents = 0;               // distinct data extents accounted
+  u64 rootsets = 0;                   // distinct sets of referencing subvolumes
+  double seconds = 0;
+};
+
+/// Computes referenced/exclusive for every qgroup of `quota` (and a level-0
+/// count for every subvolume, with or without a qgroup) by walking all
+/// subvolume trees top-down once (ctree::walk_trees): a tree block's set of
+/// subvolumes is the union of its parents' sets, a data extent's set is the
+/// union over the leaves that point at it. Referenced(q) = bytes of extents
+/// whose set meets q's level-0 members; exclusive(q) = bytes of extents whose
+/// non-empty set lies inside them. Data extents count disk_num_bytes, tree
+/// blocks nodesize; compressed twins equal the plain numbers (as the kernel
+/// keeps them). Errors: read errors naming the bytenr; Errc::unsupported for
+/// simple quotas.
+[[nodiscard]] Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota);
+
+}  // namespace fsctl::qgroup
