@@ -91,9 +91,8 @@ Result<DeviceSet> DeviceSet::from_devices(std::vector<std::unique_ptr<io::BlockD
                          " is stale, has generation " + std::to_string(c.generation) + " expect " +
                          std::to_string(d.super.generation.get()));
     }
-    if (set.devices_.count(d.devid))
-      return make_error(Errc::invalid_argument, path + ": devid " + std::to_string(d.devid) + " given twice (also " +
-                                                    set.devices_.at(d.devid).path + ")");
+    // A device of another filesystem usually has the same devid (1) as the
+    // right one, so the fsid is checked first to name the real problem.
     if (!set.devices_.empty()) {
       const SuperBlock& ref = set.devices_.begin()->second.super;
       if (std::memcmp(ref.fsid, d.super.fsid, FSID_SIZE) != 0)
@@ -101,6 +100,17 @@ Result<DeviceSet> DeviceSet::from_devices(std::vector<std::unique_ptr<io::BlockD
                                                       ", not " + uuid_to_string(ref.fsid) + " of " +
                                                       set.devices_.begin()->second.path);
     }
+    if (set.devices_.count(d.devid))
+      return make_error(Errc::invalid_argument, path + ": devid " + std::to_string(d.devid) + " given twice (also " +
+                                                    set.devices_.at(d.devid).path + ")");
+    // The kernel refuses a device smaller than its DEV_ITEM total_bytes
+    // ("device total_bytes should be at most ..."): a truncated image has lost
+    // blocks (often the second DUP copy) even when the first reads work.
+    u64 total = d.super.dev_item.total_bytes.get();
+    if (d.dev->size() < total)
+      return make_error(Errc::corrupt, path + ": device is " + std::to_string(d.dev->size()) +
+                                           " bytes, smaller than its total_bytes " + std::to_string(total) +
+                                           " in the superblock (truncated image?)");
     u64 devid = d.devid;
     set.devices_.emplace(devid, std::move(d));
   }

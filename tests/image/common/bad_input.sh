@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Helpers for the bad-input image tests (tests/image/02x-*): run fsctl on a
+# damaged image and check the outcome the issue asks for — one "ERROR: " line
+# on stderr naming what is wrong, a specific exit code, no sanitizer report,
+# and the image left byte-identical. Source after common/lib.sh.
+# Provides: EDIT (python helper), snap FILE..., unchanged FILE...,
+# expect RC CMD... (sets $ERRLINE, $STDERR), says TEXT... (checks $ERRLINE).
+EDIT="python3 $(dirname "${BASH_SOURCE[0]}")/btrfs_edit.py"
+
+# Records the sha256 of each file; `unchanged` checks them later.
+snap() { for f in "$@"; do sha256sum "$f" | cut -d' ' -f1 > "$f.sha"; done; }
+unchanged() {
+  for f in "$@"; do
+    [ "$(sha256sum "$f" | cut -d' ' -f1)" = "$(cat "$f.sha")" ] || fail "$f was modified by fsctl"
+  done
+}
+
+# expect RC CMD...: runs CMD, requires exit code RC and no crash. For RC != 0
+# stderr must hold exactly one line starting "ERROR: " (kept in $ERRLINE).
+expect() {
+  local want=$1; shift
+  local rc=0
+  "$@" >"$T/stdout" 2>"$T/stderr" || rc=$?
+  STDERR=$(cat "$T/stderr")
+  if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|Segmentation fault|terminate called' "$T/stderr"; then
+    cat "$T/stderr" >&2; fail "crash or sanitizer report from: $*"
+  fi
+  [ "$rc" -eq "$want" ] || { cat "$T/stderr" >&2; fail "exit code $rc, expect $want from: $*"; }
+  ERRLINE=$(grep '^ERROR: ' "$T/stderr" || true)
+  if [ "$want" -ne 0 ]; then
+    [ "$(grep -c '^ERROR: ' "$T/stderr")" -eq 1 ] || { cat "$T/stderr" >&2; fail "expect exactly one ERROR line from: $*"; }
+  else
+    [ -z "$ERRLINE" ] || fail "unexpected error from $*: $ERRLINE"
+  fi
+  echo "ok ($rc): $* -> ${ERRLINE:-$(head -1 "$T/stderr")}"
+}
+# says TEXT...: each fixed string appears in the ERROR line of the last `expect`.
+says() { for s in "$@"; do [[ "$ERRLINE" == *"$s"* ]] || fail "error line lacks '$s': $ERRLINE"; done; }
+# warns TEXT...: each fixed string appears in a WARNING line of the last `expect`.
+warns() { for s in "$@"; do grep '^WARNING: ' "$T/stderr" | grep -qF -- "$s" || { cat "$T/stderr" >&2; fail "no warning with '$s'"; }; done; }
