@@ -109,6 +109,10 @@ class FsInfo final : public ctree::BlockSource {
   Result<cache::TreeBlockRef> read_mirrors(u64 bytenr, const ctree::ParentCheck& check, int skip_mirror,
                                            const std::string& skip_problem);
   std::string device_name(u64 devid) const;
+  /// The filesystem as named in messages: its first device's path, so errors
+  /// that involve no single copy (unmapped bytenr, bad parent pointer to a
+  /// cached block) still name the device.
+  std::string fs_name() const;
 
   volumes::DeviceSet devices_;
   format::SuperBlock super_{};

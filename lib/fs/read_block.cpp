@@ -3,6 +3,11 @@
 // streaming read used by whole-tree walks (DESIGN.md "Reading": large aligned
 // reads in physical order, each block verified as it streams by).
 #include <algorithm>
+#include <cstring>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "lib/fs/fs_info.h"
 #include "lib/io/aligned_buffer.h"
@@ -15,11 +20,15 @@ std::string FsInfo::device_name(u64 devid) const {
   return d ? d->path : "devid " + std::to_string(devid) + " (missing)";
 }
 
+std::string FsInfo::fs_name() const {
+  return devices_.devices().empty() ? std::string("filesystem") : devices_.devices().begin()->second.path;
+}
+
 Result<cache::TreeBlockRef> FsInfo::read_mirrors(u64 bytenr, const ctree::ParentCheck& check, int skip_mirror,
                                                  const std::string& skip_problem) {
   u32 ns = nodesize();
   auto mirrors = chunk_map_.map(bytenr, ns);
-  if (!mirrors) return make_error(mirrors.error().context("tree block " + std::to_string(bytenr)));
+  if (!mirrors) return make_error(mirrors.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
   std::vector<std::string> problems;
   if (skip_mirror >= 0) problems.push_back(skip_problem);
   for (std::size_t m = 0; m < mirrors->size(); ++m) {
@@ -59,18 +68,138 @@ Result<cache::TreeBlockRef> FsInfo::read_mirrors(u64 bytenr, const ctree::Parent
 Result<cache::TreeBlockRef> FsInfo::read_tree_block(u64 bytenr, const ctree::ParentCheck& check) {
   if (auto hit = cache_.lookup(bytenr)) {
     if (auto r = ctree::check_parent(hit->view(), check); !r)
-      return make_error(r.error().context("tree block " + std::to_string(bytenr)));
+      return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
     return hit;
   }
   if (bytenr % sectorsize() != 0)
-    return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + ": bytenr not aligned to sectorsize " + std::to_string(sectorsize()));
+    return make_error(Errc::corrupt, fs_name() + ": tree block " + std::to_string(bytenr) + ": bytenr not aligned to sectorsize " + std::to_string(sectorsize()));
   return read_mirrors(bytenr, check, -1, {});
 }
+
+namespace {
+
+/// One coalesced device read of a batch: [start, end) on device `dev`
+/// covering placed[first, last).
+struct Run {
+  const volumes::Device* dev = nullptr;
+  u64 start = 0, end = 0;
+  std::size_t first = 0, last = 0;
+};
+
+/// Tree blocks handed to visitors without entering the cache are recycled
+/// once the visitor has let go of them (use count back to 1), so a streaming
+/// pass allocates a handful of blocks instead of one per block read.
+class BlockPool {
+ public:
+  explicit BlockPool(u32 nodesize) : nodesize_(nodesize) {}
+  /// A block no one else references, its data sized to nodesize.
+  std::shared_ptr<cache::TreeBlock> get() {
+    for (std::size_t n = free_.size(); n > 0; --n) {
+      auto& b = free_[next_++ % free_.size()];
+      if (b.use_count() == 1) {
+        b->dirty = false;
+        return b;
+      }
+    }
+    auto b = std::make_shared<cache::TreeBlock>();
+    b->data.resize(nodesize_);
+    if (free_.size() < MAX_POOLED) free_.push_back(b);
+    return b;
+  }
+
+ private:
+  static constexpr std::size_t MAX_POOLED = 64;
+  u32 nodesize_;
+  std::size_t next_ = 0;
+  std::vector<std::shared_ptr<cache::TreeBlock>> free_;
+};
+
+/// Reads the runs of a batch ahead of the thread that verifies them: a ring
+/// of `depth` buffers filled in run order by `workers` helper threads, so the
+/// device is busy while blocks are checked and visited, and up to `workers`
+/// reads are in flight. A slot is refilled only after the consumer released
+/// it. The destructor stops and joins the helpers, so an early return of the
+/// consumer is safe. REQUIRES: the devices' read_at may be called from
+/// several threads at once (pread on one fd; see lib/io).
+class RunPrefetcher {
+ public:
+  RunPrefetcher(const std::vector<Run>& runs, u64 longest, u32 align, std::size_t depth, std::size_t workers)
+      : runs_(runs), slots_(std::min(depth, runs.size())) {
+    for (auto& s : slots_) s.buf = io::AlignedBuffer(longest, align);
+    workers = std::min(workers, slots_.size());
+    for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~RunPrefetcher() {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  RunPrefetcher(const RunPrefetcher&) = delete;
+  RunPrefetcher& operator=(const RunPrefetcher&) = delete;
+
+  /// Waits for run `r` (runs are taken in order) and returns its bytes, or
+  /// the read error.
+  [[nodiscard]] Result<const u8*> get(std::size_t r) {
+    Slot& s = slots_[r % slots_.size()];
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return s.filled_run == r; });
+    if (!s.status) return make_error(s.status.error());
+    return static_cast<const u8*>(s.buf.data());
+  }
+  /// Gives the slot of run `r` back for run r + depth.
+  void release(std::size_t r) {
+    {
+      std::lock_guard lk(mu_);
+      released_ = r + 1;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  static constexpr std::size_t NONE = ~std::size_t{0};
+  struct Slot {
+    io::AlignedBuffer buf;
+    std::size_t filled_run = NONE;
+    Status status;
+  };
+  void work() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [&] { return stop_ || (next_ < runs_.size() && next_ < released_ + slots_.size()); });
+      if (stop_) return;
+      std::size_t r = next_++;
+      Slot& s = slots_[r % slots_.size()];
+      lk.unlock();
+      const Run& run = runs_[r];
+      Status st = run.dev->dev->read_at(run.start, s.buf.span().first(run.end - run.start));
+      lk.lock();
+      s.status = std::move(st);
+      s.filled_run = r;
+      cv_.notify_all();
+    }
+  }
+
+  const std::vector<Run>& runs_;
+  std::vector<Slot> slots_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::size_t next_ = 0;      // next run to read
+  std::size_t released_ = 0;  // runs [0, released_) are consumed
+  bool stop_ = false;
+  std::vector<std::thread> threads_;  // last: joined before the rest goes away
+};
+
+}  // namespace
 
 Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
                                 const std::function<Status(const cache::TreeBlockRef&)>& visit, bool keep_in_cache) {
   constexpr u64 MAX_RUN = 8ULL << 20;  // bytes per coalesced read
   constexpr u64 MAX_GAP = 256ULL << 10;  // bytes of unneeded data worth reading through
+  constexpr std::size_t PREFETCH_DEPTH = 4;   // runs buffered ahead (at most MAX_RUN bytes each)
+  constexpr std::size_t PREFETCH_WORKERS = 2; // reads in flight
   u32 ns = nodesize();
   struct Placed {
     u64 devid, physical;
@@ -82,7 +211,7 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
     u64 bytenr = requests[i].bytenr;
     if (auto hit = cache_.lookup(bytenr)) {
       if (auto r = ctree::check_parent(hit->view(), requests[i].check); !r)
-        return make_error(r.error().context("tree block " + std::to_string(bytenr)));
+        return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
       FSCTL_TRY(visit(hit));
       continue;
     }
@@ -99,8 +228,13 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
     return a.devid != b.devid ? a.devid < b.devid : a.physical < b.physical;
   });
-  std::size_t i = 0;
-  while (i < placed.size()) {
+
+  // Coalesce into runs: physically close blocks of one device, read through
+  // small gaps, at most MAX_RUN bytes per read, aligned for O_DIRECT.
+  std::vector<Run> runs;
+  u64 longest = 0;
+  u32 align = 4096;
+  for (std::size_t i = 0; i < placed.size();) {
     std::size_t j = i + 1;
     u64 end = placed[i].physical + ns;
     while (j < placed.size() && placed[j].devid == placed[i].devid && placed[j].physical >= end &&
@@ -110,34 +244,66 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
     }
     const volumes::Device* d = devices_.find(placed[i].devid);
     u32 lbs = d->dev->logical_block_size();
+    align = std::max(align, lbs);
     u64 start = placed[i].physical / lbs * lbs;
-    io::AlignedBuffer buf(end - start, std::max<u32>(lbs, 4096));
-    auto rr = d->dev->read_at(start, buf.span());
-    if (rr) bytes_read_ += end - start;
-    for (std::size_t k = i; k < j; ++k) {
+    u64 aligned_end = (end + lbs - 1) / lbs * lbs;
+    if (aligned_end > d->dev->size()) aligned_end = end;  // let the device bounce the tail
+    runs.push_back({d, start, aligned_end, i, j});
+    longest = std::max(longest, aligned_end - start);
+    i = j;
+  }
+  if (runs.empty()) return {};
+
+  // Runs are read ahead of verification by helper threads (RunPrefetcher);
+  // a batch of one run is read inline.
+  std::optional<RunPrefetcher> ahead;
+  io::AlignedBuffer inline_buf;
+  if (runs.size() > 1) {
+    ahead.emplace(runs, longest, align, getenv("PFD") ? atoi(getenv("PFD")) : PREFETCH_DEPTH, getenv("PFW") ? atoi(getenv("PFW")) : PREFETCH_WORKERS);
+  } else {
+    inline_buf = io::AlignedBuffer(longest, align);
+  }
+  BlockPool pool(ns);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Run& run = runs[r];
+    Status rr;
+    const u8* base = inline_buf.data();
+    if (ahead) {
+      auto got = ahead->get(r);
+      if (got) base = *got;
+      else rr = make_error(got.error());
+    } else {
+      rr = run.dev->dev->read_at(run.start, inline_buf.span().first(run.end - run.start));
+    }
+    if (rr) bytes_read_ += run.end - run.start;
+    for (std::size_t k = run.first; k < run.last; ++k) {
       const auto& req = requests[placed[k].req];
-      Status vr = rr ? Status{} : Status(make_error(rr.error()));
-      auto blk = std::make_shared<cache::TreeBlock>();
-      blk->bytenr = req.bytenr;
-      if (vr) {
-        const u8* p = buf.data() + (placed[k].physical - start);
-        blk->data.assign(p, p + ns);
-        vr = ctree::verify_tree_block(blk->data, req.bytenr, identity_, req.check);
-      }
+      const u8* p = base + (placed[k].physical - run.start);
+      Status vr = rr ? ctree::verify_tree_block({p, ns}, req.bytenr, identity_, req.check) : Status(make_error(rr.error()));
       cache::TreeBlockRef ref;
       if (vr) {
         ++blocks_read_;
+        std::shared_ptr<cache::TreeBlock> blk;
+        if (keep_in_cache) {
+          blk = std::make_shared<cache::TreeBlock>();
+          blk->data.assign(p, p + ns);
+        } else {
+          blk = pool.get();
+          std::memcpy(blk->data.data(), p, ns);
+        }
+        blk->bytenr = req.bytenr;
         ref = blk;
         if (keep_in_cache) cache_.insert(ref);
       } else {
         auto again = read_mirrors(req.bytenr, req.check, 0,
-                                  "mirror 1 (" + d->path + " physical " + std::to_string(placed[k].physical) + "): " + vr.error().message);
+                                  "mirror 1 (" + run.dev->path + " physical " + std::to_string(placed[k].physical) +
+                                      "): " + vr.error().message);
         if (!again) return make_error(again.error());
         ref = *again;
       }
       FSCTL_TRY(visit(ref));
     }
-    i = j;
+    if (ahead) ahead->release(r);
   }
   return {};
 }
