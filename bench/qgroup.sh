@@ -12,7 +12,9 @@
 # "agree" means: the verdicts match (fsctl exit 0 <=> check reports no qgroup
 # "are different"), and every qgroup check prints has the same computed
 # referenced/exclusive numbers in `fsctl --format json qgroup verify` (that
-# JSON run is not timed).
+# JSON run is not timed). When check prints no counts at all (btrfs-progs 6.2
+# on a quota tree of several leaves) agree is "n/a" and fsctl's exit code says
+# whether it matches the kernel's on-disk numbers.
 #
 # Needs root (drop_caches; building images uses a loop mount), btrfs-progs,
 # GNU time, zstd, tar, python3.
@@ -164,7 +166,11 @@ for line in open(co, errors="replace"):
     m = re.match(r"our:\s+(referenced|exclusive) (\d+)", line)
     if m and cur: check[cur][m.group(1)] = int(m.group(2))
 if not check:
-    print("NO (no qgroup counts in btrfs check output)"); sys.exit()
+    # btrfs-progs 6.2 reads only part of a quota tree that spans several
+    # leaves and then prints no counts at all: nothing to compare with.
+    print("n/a (btrfs check printed no qgroup counts, verified nothing; fsctl exit %d = %s the on-disk items)"
+          % (frc, "matches" if frc == 0 else "differs from"))
+    sys.exit()
 bad = []
 for q, c in check.items():
     f = ours.get(q)
