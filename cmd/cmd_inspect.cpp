@@ -127,6 +127,9 @@ int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs,
   out["devices"] = json::array();
   int rc = EXIT_OK;
   for (auto& path : devs) {
+    // Like every read-only command: a mounted device may change under us.
+    if (auto m = io::find_mount(path); m && *m)
+      rep.warning(path + ": device is mounted on " + **m + "; what is read may be inconsistent");
     auto dev = io::open_device(path, {}, rep);
     if (!dev) return report_error(dev.error());
     auto d = volumes::read_device_supers(std::move(*dev));

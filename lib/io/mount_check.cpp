@@ -15,7 +15,10 @@
 namespace fsctl::io {
 namespace {
 
-// mountinfo field 3 is "major:minor", field 5 the mount point (octal-escaped).
+// mountinfo field 3 is "major:minor", field 5 the mount point (octal-escaped),
+// and the first field after " - " the fs type, then the mount source. btrfs
+// reports an anonymous major:minor (0:N) for every mount, so the source
+// device (e.g. /dev/loop1) is matched too.
 std::optional<std::string> mount_point_of(unsigned major_no, unsigned minor_no) {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
@@ -25,6 +28,15 @@ std::optional<std::string> mount_point_of(unsigned major_no, unsigned minor_no) 
     std::string id, parent, devno, root, mnt;
     if (!(ls >> id >> parent >> devno >> root >> mnt)) continue;
     if (devno == want) return mnt;
+    auto sep = line.find(" - ");
+    if (sep == std::string::npos) continue;
+    std::istringstream tail(line.substr(sep + 3));
+    std::string fstype, source;
+    if (!(tail >> fstype >> source) || source.rfind("/dev/", 0) != 0) continue;
+    struct stat st {};
+    if (::stat(source.c_str(), &st) == 0 && S_ISBLK(st.st_mode) && major(st.st_rdev) == major_no &&
+        minor(st.st_rdev) == minor_no)
+      return mnt;
   }
   return std::nullopt;
 }
