@@ -3,10 +3,13 @@
 // streaming read used by whole-tree walks (DESIGN.md "Reading": large aligned
 // reads in physical order, each block verified as it streams by).
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "lib/fs/fs_info.h"
@@ -123,12 +126,21 @@ class BlockPool {
 /// several threads at once (pread on one fd; see lib/io).
 class RunPrefetcher {
  public:
-  RunPrefetcher(const std::vector<Run>& runs, u64 longest, u32 align, std::size_t depth, std::size_t workers)
-      : runs_(runs), slots_(std::min(depth, runs.size())) {
-    for (auto& s : slots_) s.buf = io::AlignedBuffer(longest, align);
+  RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers)
+      : runs_(runs), align_(align), slots_(std::min(depth, runs.size())) {
     workers = std::min(workers, slots_.size());
-    for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+    for (std::size_t i = 0; i < workers; ++i) {
+      // A thread that cannot be started (resource limits) only means fewer
+      // reads in flight; with none at all the consumer reads inline.
+      try {
+        threads_.emplace_back([this] { work(); });
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
   }
+  /// False when no helper thread could be started: read inline instead.
+  [[nodiscard]] bool running() const { return !threads_.empty(); }
   ~RunPrefetcher() {
     {
       std::lock_guard lk(mu_);
@@ -174,7 +186,16 @@ class RunPrefetcher {
       Slot& s = slots_[r % slots_.size()];
       lk.unlock();
       const Run& run = runs_[r];
-      Status st = run.dev->dev->read_at(run.start, s.buf.span().first(run.end - run.start));
+      u64 len = run.end - run.start;
+      // Sized on first use, grown when needed (most runs of node levels are
+      // one block): fresh memory costs a page fault per page.
+      Status st;
+      try {
+        if (s.buf.size() < len) s.buf = io::AlignedBuffer(len, align_);
+      } catch (const std::bad_alloc&) {  // would end the process from a helper thread
+        st = make_error(Errc::io, run.dev->path + ": no memory for a " + std::to_string(len) + " byte read buffer", ENOMEM);
+      }
+      if (st) st = run.dev->dev->read_at(run.start, s.buf.span().first(len));
       lk.lock();
       s.status = std::move(st);
       s.filled_run = r;
@@ -183,6 +204,7 @@ class RunPrefetcher {
   }
 
   const std::vector<Run>& runs_;
+  u32 align_;
   std::vector<Slot> slots_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -198,8 +220,9 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
                                 const std::function<Status(const cache::TreeBlockRef&)>& visit, bool keep_in_cache) {
   constexpr u64 MAX_RUN = 8ULL << 20;  // bytes per coalesced read
   constexpr u64 MAX_GAP = 256ULL << 10;  // bytes of unneeded data worth reading through
-  constexpr std::size_t PREFETCH_DEPTH = 4;   // runs buffered ahead (at most MAX_RUN bytes each)
-  constexpr std::size_t PREFETCH_WORKERS = 2; // reads in flight
+  constexpr u64 PREFETCH_BYTES = 32ULL << 20;      // buffer bytes for runs read ahead
+  constexpr std::size_t MAX_PREFETCH_RUNS = 64;    // runs read ahead, whatever their size
+  constexpr std::size_t PREFETCH_WORKERS = 8;      // reads in flight at most
   u32 ns = nodesize();
   struct Placed {
     u64 devid, physical;
@@ -259,10 +282,11 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   std::optional<RunPrefetcher> ahead;
   io::AlignedBuffer inline_buf;
   if (runs.size() > 1) {
-    ahead.emplace(runs, longest, align, getenv("PFD") ? atoi(getenv("PFD")) : PREFETCH_DEPTH, getenv("PFW") ? atoi(getenv("PFW")) : PREFETCH_WORKERS);
-  } else {
-    inline_buf = io::AlignedBuffer(longest, align);
+    std::size_t depth = std::clamp<std::size_t>(PREFETCH_BYTES / longest, 2, MAX_PREFETCH_RUNS);
+    ahead.emplace(runs, align, depth, PREFETCH_WORKERS);
+    if (!ahead->running()) ahead.reset();
   }
+  if (!ahead) inline_buf = io::AlignedBuffer(longest, align);
   BlockPool pool(ns);
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const Run& run = runs[r];
