@@ -24,6 +24,24 @@ def _path(p):
     return "<toplevel>" if p in ("", "<toplevel>") else p
 
 
+def truth_from_progs_text(path):
+    """`btrfs qgroup show --raw -pcre` text (btrfs-progs 6.2; its --format json
+    aborts on qgroups with limits)."""
+    out = {}
+    lines = open(path).read().splitlines()
+    hdr = [i for i, l in enumerate(lines) if l.startswith("Qgroupid")]
+    if not hdr or "Parent" not in lines[hdr[0]] or "Max exclusive" not in lines[hdr[0]]:
+        raise SystemExit(f"{path}: not the output of `btrfs qgroup show --raw -pcre`")
+    for l in lines[hdr[0] + 2:]:
+        if not l.strip():
+            continue
+        f = l.split(None, 7)
+        ids = lambda x: [] if x == "-" else sorted(x.split(","))
+        out[f[0]] = {"rfer": int(f[1]), "excl": int(f[2]), "max_rfer": _num(f[3]), "max_excl": _num(f[4]),
+                     "parents": ids(f[5]), "children": ids(f[6]), "path": _path(f[7].strip() if len(f) > 7 else "")}
+    return {"qgroups": out}
+
+
 def truth_from_progs_json(path):
     """`btrfs --format json qgroup show --raw -pcre` (btrfs-progs 6.2)."""
     j = json.load(open(path))
@@ -139,6 +157,7 @@ def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("truth-from-progs"); a.add_argument("show_json")
+    a = sub.add_parser("truth-from-progs-text"); a.add_argument("show_txt")
     a = sub.add_parser("truth-from-fixture"); a.add_argument("fixture_json"); a.add_argument("--ondisk", action="store_true")
     a = sub.add_parser("check-computed"); a.add_argument("verify_json"); a.add_argument("truth_json")
     a.add_argument("--exclude", default=""); a.add_argument("--extra-ok", default="")
@@ -149,6 +168,9 @@ def main():
     split = lambda s: [x for x in s.split(",") if x]
     if args.cmd == "truth-from-progs":
         json.dump(truth_from_progs_json(args.show_json), sys.stdout, indent=1)
+        return 0
+    if args.cmd == "truth-from-progs-text":
+        json.dump(truth_from_progs_text(args.show_txt), sys.stdout, indent=1)
         return 0
     if args.cmd == "truth-from-fixture":
         json.dump(truth_from_fixture(args.fixture_json, args.ondisk), sys.stdout, indent=1)
