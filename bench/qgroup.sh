@@ -197,7 +197,7 @@ echo "# btrfs: $BTRFS ($("$BTRFS" --version 2>/dev/null | head -1))"
 echo "# caches dropped before each timed command; wall s / peak RSS MiB from /usr/bin/time -v"
 echo
 
-echo "## images"
+echo "images:"
 for img in "${IMGS[@]}"; do
   label=$(label_of "$img")
   "$FSCTL" qgroup verify "$img" > "$WORK/info" 2>&1 || true
