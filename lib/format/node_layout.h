@@ -100,4 +100,49 @@ class NodeView {
   std::span<const u8> b_;
 };
 
+/// Mutable view over a tree block being built or modified in a transaction.
+/// Provides the primitive, bounds-respecting moves of items and key pointers
+/// (kernel ctree.c setup_items_for_insert / btrfs_del_items / insert_ptr /
+/// del_ptr). REQUIRES: the block is nodesize bytes and its layout is valid.
+class NodeMut {
+ public:
+  NodeMut(std::span<u8> block, u32 nodesize) : b_(block), ns_(nodesize) {}
+  [[nodiscard]] Header& header() { return *reinterpret_cast<Header*>(b_.data()); }
+  [[nodiscard]] NodeView view() const { return NodeView(b_); }
+  [[nodiscard]] u32 nritems() const { return view().nritems(); }
+  void set_nritems(u32 n) { header().nritems.set(n); }
+  [[nodiscard]] Item& item(u32 slot) { return reinterpret_cast<Item*>(b_.data() + sizeof(Header))[slot]; }
+  [[nodiscard]] KeyPtr& key_ptr(u32 slot) { return reinterpret_cast<KeyPtr*>(b_.data() + sizeof(Header))[slot]; }
+  /// Leaf data area (offsets in Item are relative to its start).
+  [[nodiscard]] u8* leaf_data() { return b_.data() + sizeof(Header); }
+  [[nodiscard]] std::span<u8> item_data(u32 slot) {
+    return b_.subspan(sizeof(Header) + item(slot).offset.get(), item(slot).size.get());
+  }
+  /// Free bytes of a leaf: data area minus item headers and item data.
+  [[nodiscard]] u32 leaf_free_space() const {
+    NodeView v = view();
+    u32 n = v.nritems();
+    u32 low = n ? v.item_offset(n - 1) : leaf_data_size(ns_);
+    return low - n * static_cast<u32>(sizeof(Item));
+  }
+  /// Opens a zeroed item of `size` bytes with `key` at `slot`.
+  /// REQUIRES: leaf, slot <= nritems, leaf_free_space() >= size + sizeof(Item).
+  void leaf_insert(u32 slot, const Key& key, u32 size);
+  /// Removes `count` items starting at `slot`. REQUIRES: leaf, in range.
+  void leaf_delete(u32 slot, u32 count = 1);
+  /// Grows or shrinks item `slot` at its end to `new_size` (data kept up to the
+  /// smaller size, new bytes zeroed). REQUIRES: leaf; growing needs free space.
+  void leaf_resize(u32 slot, u32 new_size);
+  /// Inserts a key pointer at `slot`. REQUIRES: node, nritems < node_max_ptrs.
+  void node_insert(u32 slot, const Key& key, u64 blockptr, u64 generation);
+  /// Removes the key pointer at `slot`. REQUIRES: node, slot < nritems.
+  void node_delete(u32 slot);
+  /// Sets the key at `slot` (either kind of block).
+  void set_key(u32 slot, const Key& key);
+
+ private:
+  std::span<u8> b_;
+  u32 ns_;
+};
+
 }  // namespace fsctl::format

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// TreeWriter: what the write side of lib/ctree needs from a transaction —
+// a transid, fresh tree blocks, freeing blocks, and mutable access to blocks
+// already copied in this transaction. lib/transaction implements it, so the
+// B-tree code stays below it (docs/DESIGN.md "Layers"; invariant 1: COW only).
+#pragma once
+#include <memory>
+
+#include "lib/cache/tree_block.h"
+#include "lib/ctree/block_source.h"
+
+namespace fsctl::ctree {
+
+/// A tree being modified: its root, updated in place by the write functions
+/// when the root is copied, split or collapsed.
+struct WriteRoot {
+  u64 root_id = 0;
+  u64 bytenr = 0;
+  u8 level = 0;
+  u64 generation = 0;
+  [[nodiscard]] RootRef ref() const { return {root_id, bytenr, level, generation}; }
+};
+
+class TreeWriter : public BlockSource {
+ public:
+  /// The running transaction's id; blocks written by it carry it as generation.
+  [[nodiscard]] virtual u64 transid() const = 0;
+  /// A new zeroed tree block owned by `owner` at `level`, header filled
+  /// (bytenr, fsid, chunk tree uuid, generation = transid, owner, level,
+  /// flags WRITTEN | MIXED_BACKREF_REV), dirty in this transaction.
+  /// Errors: Errc::nospc when no metadata space is left.
+  [[nodiscard]] virtual Result<std::shared_ptr<cache::TreeBlock>> alloc_tree_block(u64 owner, u8 level) = 0;
+  /// The block stops being referenced by `owner` in this transaction; its
+  /// space returns after commit (or at once if it was allocated by this
+  /// transaction). Errors: Errc::unsupported when the block is shared.
+  [[nodiscard]] virtual Status free_tree_block(u64 bytenr, u64 owner, u8 level) = 0;
+  /// The mutable copy of `bytenr` if this transaction allocated it, else null.
+  [[nodiscard]] virtual std::shared_ptr<cache::TreeBlock> dirty_block(u64 bytenr) = 0;
+};
+
+}  // namespace fsctl::ctree

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Write side of the B-tree (kernel ctree.c): copy-on-write search, item
+// insertion and deletion with leaf/node splits and removal of emptied blocks.
+// Every block on a modified path is copied once per transaction
+// (DESIGN.md invariant 1); the tree stays valid for the tree checker.
+#pragma once
+#include "lib/ctree/path.h"
+#include "lib/ctree/tree_writer.h"
+
+namespace fsctl::ctree {
+
+/// Like search_slot, but every block on the path is copied into the
+/// transaction first (or reused if already copied), so the caller may modify
+/// the leaf. With `ins_len` > 0 (item size + item header) nodes that are full
+/// and the leaf that lacks room are split on the way, so an insertion of that
+/// size fits at path.slots[0]. Returns true when `key` exists.
+/// Effect: `root` follows a new root block; `path` holds dirty blocks.
+/// Errors: read errors, Errc::nospc from allocation, Errc::unsupported for a
+/// shared block.
+[[nodiscard]] Result<bool> search_slot_for_write(TreeWriter& w, WriteRoot& root, const format::Key& key,
+                                                 u32 ins_len, Path& path);
+
+/// Inserts an item of `size` zeroed bytes at `key`; `path` points at it.
+/// Errors: Errc::invalid_argument when the key exists or the item cannot fit
+/// a leaf; as search_slot_for_write otherwise.
+[[nodiscard]] Status insert_empty_item(TreeWriter& w, WriteRoot& root, const format::Key& key, u32 size, Path& path);
+
+/// Inserts `key` with `data`.
+[[nodiscard]] Status insert_item(TreeWriter& w, WriteRoot& root, const format::Key& key, std::span<const u8> data);
+
+/// Deletes the item at `path` (from search_slot_for_write). A leaf left
+/// empty is removed from its parent and freed (up the tree); a changed first
+/// key is propagated to the parents. The path is released afterwards.
+[[nodiscard]] Status delete_item(TreeWriter& w, WriteRoot& root, Path& path);
+
+/// Mutable bytes of the item at path.slots[0] of a path from
+/// search_slot_for_write. REQUIRES: path.at_item().
+[[nodiscard]] std::span<u8> item_data_mut(TreeWriter& w, const Path& path);
+
+/// Resizes the item at `path` to `new_size` bytes at its end (splitting the
+/// leaf first when growing needs room is the caller's job: search with
+/// ins_len = growth). Errors: Errc::invalid_argument when it does not fit.
+[[nodiscard]] Status resize_item(TreeWriter& w, Path& path, u32 new_size);
+
+}  // namespace fsctl::ctree
