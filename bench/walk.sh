@@ -25,7 +25,9 @@
 #
 # Environment: FSCTL (binary; default build-bench/fsctl, then build/fsctl),
 # RUNS (default 3), CACHE_MIB (fsctl --cache-size in MiB, default 256),
-# SKIP_CHECK=1 (leave out btrfs check, e.g. while profiling).
+# SKIP_CHECK=1 (leave out btrfs check, e.g. while profiling), NICE (niceness
+# of the three timed commands, default -10, the same for all three: it keeps
+# other jobs of a shared machine from stretching the short runs; 0 = off).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +35,7 @@ REPO=$(dirname "$HERE")
 IMG=${1:-/var/tmp/fsctl-bench/balance-16snap-4k.img}
 RUNS=${RUNS:-3}
 CACHE_MIB=${CACHE_MIB:-256}
+NICE=${NICE:--10}
 MAKE_IMG="$REPO/../shared/bench-images/make-balance-16snap-4k.sh"
 
 die() { echo "walk.sh: $*" >&2; exit 2; }
@@ -67,7 +70,7 @@ drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 timed() {
   local name=$1; shift
   drop_caches
-  /usr/bin/time -f "%e %M" -o "$W/t" "$@" > "$W/$name.out" 2> "$W/$name.err" || {
+  nice -n "$NICE" /usr/bin/time -f "%e %M" -o "$W/t" "$@" > "$W/$name.out" 2> "$W/$name.err" || {
     local rc=$?
     # btrfs check exits 1 when it finds problems; the timing still counts, but say so.
     echo "walk.sh: '$*' exited $rc:" >&2; tail -3 "$W/$name.err" >&2
@@ -110,7 +113,7 @@ floor_read() {  # reads the first `used` bytes of each metadata/system chunk's f
   done < "$W/ranges"
 }
 export -f floor_read
-export IMG W
+export IMG W NICE
 
 # --- the runs (interleaved, so slow drifts hit all three alike) -------------
 for r in $(seq 1 "$RUNS"); do
@@ -142,7 +145,7 @@ print(f"tree-stats   {ts['unique_blocks']} tree blocks, {ts['unique_bytes']} byt
       f"({'= used metadata' if ts['unique_bytes'] == meta_used else '!= used metadata %d' % meta_used}), "
       f"{ts['bytes_read']} bytes read from the device")
 print("floor        dd iflag=direct bs=4M over the first `used` bytes of each metadata/system chunk's first stripe")
-print(f"runs         {runs}, page cache dropped before each timing; median wall time, max peak RSS")
+print(f"runs         {runs}, page cache dropped before each timing; median wall time, max peak RSS; niceness {os.environ.get('NICE', '-10')}")
 print()
 print(f"{'':8} {'wall s (each run)':>28} {'median s':>9} {'peak RSS MiB':>13}")
 for n, label in (("fsctl", "fsctl"), ("floor", "floor"), ("check", "check")):

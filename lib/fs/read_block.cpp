@@ -218,11 +218,15 @@ class RunPrefetcher {
 
 Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
                                 const std::function<Status(const cache::TreeBlockRef&)>& visit, bool keep_in_cache) {
-  constexpr u64 MAX_RUN = 8ULL << 20;  // bytes per coalesced read
-  constexpr u64 MAX_GAP = 256ULL << 10;  // bytes of unneeded data worth reading through
-  constexpr u64 PREFETCH_BYTES = 32ULL << 20;      // buffer bytes for runs read ahead
-  constexpr std::size_t MAX_PREFETCH_RUNS = 64;    // runs read ahead, whatever their size
-  constexpr std::size_t PREFETCH_WORKERS = 8;      // reads in flight at most
+  // Sizes measured with bench/walk.sh (bench/RESULTS.md): 4 MiB reads keep
+  // the device streaming; 16 MiB of read-ahead buffers (4 such runs) costs
+  // fewer page faults than 32 MiB and was no slower; 8 reads in flight hide
+  // the latency of the one-block runs of node levels.
+  constexpr u64 MAX_RUN = 4ULL << 20;               // bytes per coalesced read
+  constexpr u64 MAX_GAP = 256ULL << 10;             // bytes of unneeded data worth reading through
+  constexpr u64 PREFETCH_BYTES = 16ULL << 20;       // buffer bytes for runs read ahead
+  constexpr std::size_t MAX_PREFETCH_RUNS = 64;     // runs read ahead, whatever their size
+  constexpr std::size_t PREFETCH_WORKERS = 8;       // reads in flight at most
   u32 ns = nodesize();
   struct Placed {
     u64 devid, physical;
