@@ -84,7 +84,11 @@ build_once() {
     PARTIAL=$final.partial
     export PARTIAL
     echo "building $final ..." >&2
-    "$@" >&2
+    if ! "$@" >&2 || [ ! -s "$PARTIAL" ]; then
+      echo "qgroup.sh: building $final failed" >&2
+      rm -f "$PARTIAL"
+      exit 1
+    fi
     mv "$PARTIAL" "$final"
   ) 9>"$final.lock"
 }
@@ -106,7 +110,13 @@ make_snap_image() {  # name snapshots
   if [ -s "$shared" ] && [ ! -e "$shared.partial" ] && grep -qs "built $shared" "$BENCH_DIR/build.log"; then
     echo "$shared"; return
   fi
-  build_once "$CACHE/$name.img" bash -c "'$IMAGES_SRC/make-balance-16snap-4k.sh' \"\$PARTIAL\" $snaps"
+  # The recipe's EXIT trap runs under set -e and stops at its failing umount:
+  # its exit status is 1 even after "built ...", and its loop device stays
+  # attached. Judge success by that line and detach the loop devices on our file.
+  build_once "$CACHE/$name.img" bash -c "
+    '$IMAGES_SRC/make-balance-16snap-4k.sh' \"\$PARTIAL\" $snaps | tee \"\$PARTIAL.log\"
+    losetup -n -O NAME -j \"\$PARTIAL\" | xargs -r -n1 losetup -d
+    grep -q '^built ' \"\$PARTIAL.log\" && rm -f \"\$PARTIAL.log\""
   echo "$CACHE/$name.img"
 }
 
@@ -115,6 +125,7 @@ if [ ${#IMGS[@]} -eq 0 ]; then
   IMGS+=("$(make_snap_image balance-16snap-4k 16)")
   [ "$WITH64" = 1 ] && IMGS+=("$(make_snap_image balance-64snap-4k 64)")
 fi
+for img in "${IMGS[@]}"; do [ -s "$img" ] || die "no image $img"; done
 
 label_of() {
   case $1 in
