@@ -10,6 +10,7 @@
 #include "cmd/item_json.h"
 #include "lib/ctree/search.h"
 #include "lib/format/csum.h"
+#include "lib/format/decode.h"
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
 #include "lib/io/mount_check.h"
@@ -53,7 +54,7 @@ json super_to_json(const SuperBlock& sb) {
                        {"csum_root", b.csum_root.get()}, {"csum_root_gen", b.csum_root_gen.get()},
                        {"total_bytes", b.total_bytes.get()}, {"bytes_used", b.bytes_used.get()},
                        {"num_devices", b.num_devices.get()}});
-  std::string label(sb.label, strnlen(sb.label, LABEL_SIZE));
+  std::string label = utf8_text(std::span<const u8>(reinterpret_cast<const u8*>(sb.label), strnlen(sb.label, LABEL_SIZE)));
   return json{{"csum_type", ct},
               {"csum_type_name", csum_type_name(ct)},
               {"csum_size", csum_type_known(ct) ? csum_size(ct) : 0},
@@ -317,10 +318,29 @@ int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, 
   } else {
     dump_root("root tree", (*fs)->tree_root());
     dump_root("chunk tree", (*fs)->chunk_root());
+    // A log tree that waits for replay: its root tree (written by the commit
+    // after the superblock's, kernel btrfs_replay_log) comes after the chunk
+    // tree and each subvolume's log tree after the other trees, as progs
+    // prints them.
+    std::vector<std::pair<Key, ctree::RootRef>> logs;
+    const SuperBlock& sb = (*fs)->super();
+    if (sb.log_root.get()) {
+      ctree::RootRef lr{TREE_LOG_OBJECTID, sb.log_root.get(), sb.log_root_level, sb.generation.get() + 1};
+      dump_root("log root tree", lr);
+      auto st = ctree::for_each_item(**fs, lr, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+        Key k = leaf.item_key(slot);
+        if (k.type != KeyType::ROOT_ITEM) return ctree::Visit::next;
+        FSCTL_TRY_ASSIGN(auto ri, decode_root_item(leaf.item_data(slot)));
+        logs.push_back({k, ctree::RootRef{k.objectid, ri.bytenr, ri.level, ri.generation}});
+        return ctree::Visit::next;
+      });
+      if (!st && !first_error) first_error = st.error().context("reading the log root tree");
+    }
     for (auto& e : (*fs)->root_entries()) {
       ctree::RootRef r{e.key.objectid, e.item.bytenr, e.item.level, e.item.generation};
       dump_root(tree_name(e.key.objectid) + " tree key " + key_text(e.key), r);
     }
+    for (auto& [k, r] : logs) dump_root(tree_name(k.objectid) + " tree key " + key_text(k), r);
   }
   if (g.format == Format::json) std::cout << "]}\n";
   std::cout.flush();

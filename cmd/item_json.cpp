@@ -15,6 +15,38 @@ namespace fsctl::cmd {
 using namespace fsctl::format;
 using json = nlohmann::ordered_json;
 
+// Length of the well-formed UTF-8 sequence at b[i] (RFC 3629: no overlongs,
+// no surrogates, at most U+10FFFF), or 0 when the byte does not start one.
+static std::size_t utf8_seq_len(std::span<const u8> b, std::size_t i) {
+  u8 c = b[i];
+  if (c < 0x80) return 1;
+  std::size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > b.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b[i + k] & 0xC0) != 0x80) return 0;
+  u8 c1 = b[i + 1];
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
+  return n;
+}
+
+std::string utf8_text(std::span<const u8> b) {
+  std::string s;
+  s.reserve(b.size());
+  for (std::size_t i = 0; i < b.size();) {
+    std::size_t n = utf8_seq_len(b, i);
+    if (n) {
+      s.append(reinterpret_cast<const char*>(b.data() + i), n);
+      i += n;
+    } else {
+      char esc[5];
+      std::snprintf(esc, sizeof esc, "\\x%02x", b[i]);
+      s += esc;
+      ++i;
+    }
+  }
+  return s;
+}
+
 namespace {
 
 std::string hex_bytes(std::span<const u8> b, std::size_t limit = 256) {
@@ -27,7 +59,7 @@ std::string hex_bytes(std::span<const u8> b, std::size_t limit = 256) {
   if (b.size() > limit) s += "...";
   return s;
 }
-std::string str(std::span<const u8> b) { return std::string(b.begin(), b.end()); }
+std::string str(std::span<const u8> b) { return utf8_text(b); }
 std::string qgroupid(u64 id) { return std::to_string(id >> QGROUP_LEVEL_SHIFT) + "/" + std::to_string(id & ((1ULL << QGROUP_LEVEL_SHIFT) - 1)); }
 
 Result<json> decode(const Key& key, std::span<const u8> data, u16 csum_type) {

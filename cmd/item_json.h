@@ -20,6 +20,11 @@ namespace fsctl::cmd {
 /// objects and arrays inline).
 [[nodiscard]] std::string json_to_text_fields(const nlohmann::ordered_json& j);
 
+/// Names and labels as valid UTF-8 for JSON (nlohmann throws on anything
+/// else): well-formed sequences are kept, every other byte becomes the four
+/// characters \xNN. btrfs names are arbitrary bytes, not UTF-8.
+[[nodiscard]] std::string utf8_text(std::span<const u8> bytes);
+
 /// Key as JSON: {"objectid", "type", "type_name", "offset"}.
 [[nodiscard]] nlohmann::ordered_json key_to_json(const format::Key& key);
 /// Key as text "(objectid TYPE_NAME offset)", numbers in decimal.

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+# Regenerates the seed corpora under tests/fuzz/seeds/ from fresh mkfs.btrfs
+# images (needs mkfs.btrfs and a built fsctl in $FSCTL). Run from anywhere:
+#   FSCTL=build/fsctl python3 tests/fuzz/make_seeds.py
+# fuzz_super:      4096-byte primary superblocks (crc32c/4K, xxhash/16K DUP, raid1 devid 1)
+# fuzz_tree_block: [nodesize index][csum type] + one real tree block, per tree
+# fuzz_open:       sparse images (le64 size, then (le64 offset, 4096 bytes) records)
+#                  holding the superblocks and every tree block of small filesystems
+import json, os, struct, subprocess, sys, tempfile
+
+FSCTL = os.environ["FSCTL"]
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds")
+
+def mkfs(path, size, *args, files=0):
+    with open(path, "wb") as f:
+        f.truncate(size)
+    extra = []
+    if files:
+        d = path + ".dir"
+        os.makedirs(d, exist_ok=True)
+        for i in range(files):
+            open(os.path.join(d, f"f{i}"), "w").close()
+        extra = ["-r", d]
+    subprocess.run(["mkfs.btrfs", "-q", "-f", *args, *extra, path], check=True, capture_output=True)
+
+def dump(img):
+    out = subprocess.run([FSCTL, "inspect", "dump-tree", "--format", "json", img], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)["trees"]
+
+def chunk_map(trees):
+    res = []
+    for t in trees:
+        if t["root_id"] != 3:
+            continue
+        for b in t["blocks"]:
+            for it in b.get("items", []):
+                if it["key"]["type_name"] == "CHUNK_ITEM":
+                    res.append((it["key"]["offset"], it["data"]["length"], it["data"]["stripes"][0]["offset"]))
+    return res
+
+def phys(cmap, logical):
+    for start, length, p in cmap:
+        if start <= logical < start + length:
+            return p + logical - start
+    raise SystemExit(f"unmapped {logical}")
+
+def read(img, off, n):
+    with open(img, "rb") as f:
+        f.seek(off)
+        return f.read(n)
+
+def write(target, name, data):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+def main():
+    tmp = tempfile.mkdtemp()
+    a = os.path.join(tmp, "a.img")     # 4K nodes, crc32c, single metadata
+    mkfs(a, 256 << 20, "-n", "4096", "-m", "single")
+    b = os.path.join(tmp, "b.img")     # 16K nodes, xxhash, DUP metadata
+    mkfs(b, 256 << 20, "--csum", "xxhash")
+    n = os.path.join(tmp, "n.img")     # 4K nodes, fs tree of height 2
+    mkfs(n, 128 << 20, "-n", "4096", "-m", "single", files=60)
+    r1, r2 = os.path.join(tmp, "r1.img"), os.path.join(tmp, "r2.img")
+    for p in (r1, r2):
+        with open(p, "wb") as f:
+            f.truncate(256 << 20)
+    subprocess.run(["mkfs.btrfs", "-q", "-f", "-m", "raid1", "-d", "raid1", r1, r2], check=True, capture_output=True)
+
+    for name, img in (("crc32c-4k", a), ("xxhash-16k-dup", b), ("raid1-devid1", r1)):
+        write("fuzz_super", name, read(img, 65536, 4096))
+
+    for name, img, nsidx, ct in (("a", a, 0, 0), ("n", n, 0, 0)):
+        trees = dump(img)
+        cmap = chunk_map(trees)
+        seen = set()
+        for t in trees:
+            for blk in t["blocks"]:
+                # one leaf per tree, and every node (nodes are rare and interesting)
+                key = (t["root_id"], blk["level"])
+                if blk["level"] == 0 and key in seen:
+                    continue
+                seen.add(key)
+                data = read(img, phys(cmap, blk["bytenr"]), 4096)
+                if name == "n" and t["root_id"] != 5:
+                    continue
+                write("fuzz_tree_block", f"{name}-{t['name'].lower()}-l{blk['level']}-{blk['bytenr']}",
+                      bytes([nsidx, ct]) + data)
+    # One 16K leaf (the xxhash chunk tree) for the larger nodesize path.
+    trees = dump(b)
+    cmap = chunk_map(trees)
+    blk = next(t for t in trees if t["root_id"] == 3)["blocks"][0]
+    write("fuzz_tree_block", "b-chunk-16k", bytes([2, 1]) + read(b, phys(cmap, blk["bytenr"]), 16384))
+
+    for name, img in (("a-4k-single", a), ("n-4k-single-60files", n)):
+        trees = dump(img)
+        cmap = chunk_map(trees)
+        size = os.path.getsize(img)
+        offs = [o for o in (65536, 64 << 20) if o + 4096 <= size]
+        offs += sorted({phys(cmap, blk["bytenr"]) for t in trees for blk in t["blocks"]})
+        rec = struct.pack("<Q", size)
+        for o in offs:
+            rec += struct.pack("<Q", o) + read(img, o, 4096)
+        write("fuzz_open", name, rec)
+    subprocess.run(["rm", "-rf", tmp])
+
+main()
