@@ -265,8 +265,9 @@ def parse_progs_trees(text):
     block = None
     last_item = None
     for line in text.splitlines():
-        if line in ("root tree", "chunk tree"):
-            tree = {"root_id": 1 if line == "root tree" else 3, "key_offset": None, "title": line, "blocks": []}
+        if line in ("root tree", "chunk tree", "log root tree"):
+            rid = {"root tree": 1, "chunk tree": 3, "log root tree": neg(-6)}[line]
+            tree = {"root_id": rid, "key_offset": None, "title": line, "blocks": []}
             trees.append(tree)
             block = None
             continue
@@ -440,6 +441,15 @@ def cmd_bgs(fsctl_path, progs_path, fixture=None):
                                ("used", "used", f["used"]), ("flags", "flags", fflags)):
                 if o[of] != fv:
                     errs.append("block group %d: %s fsctl %d, fixture %s %r" % (f["objectid"], of, o[of], ff, fv))
+            if "tree" in f:  # fixtures-bgt: the tree that holds the item
+                want = {"extent": "EXTENT_TREE", "block_group": "BLOCK_GROUP_TREE"}[f["tree"]]
+                if o.get("item_tree") != want:
+                    errs.append("block group %d: item in %s, fixture says %s" % (f["objectid"], o.get("item_tree"), want))
+        fxb = json.load(open(fixture))["block_groups"]
+        state = json.load(open(fsctl_path)).get("bg_tree_state", {})
+        for ours_f, fx_f in (("in_extent_tree", "in_extent_tree"), ("in_block_group_tree", "in_block_group_tree")):
+            if fx_f in fxb and state.get(ours_f) != fxb[fx_f]:
+                errs.append("bg_tree_state.%s fsctl %r, fixture %r" % (ours_f, state.get(ours_f), fxb[fx_f]))
     s = "%d block groups (progs %d" % (len(ol), len(items)) + (", fixture %d)" % n_fx if fixture else ")")
     return errs, s
 
