@@ -18,13 +18,25 @@ qg_mount() {
   QG_MOUNTS+=("$mnt")
 }
 qg_umount() { umount "$1"; }
-# Kernel truth: wait for any rescan, rescan again, list every qgroup (progs JSON).
+# Kernel truth: wait for any rescan, rescan again, list every qgroup. A rescan
+# that overlaps the cleaner's end of a subvolume drop (its qgroup removal) can
+# end with the INCONSISTENT flag and partial numbers (seen on 6.18), so the
+# rescan is repeated until `qgroup show` no longer warns; then the numbers are
+# the kernel's truth.
 kernel_truth() {
-  local mnt=$1 out=$2
-  btrfs quota rescan -W "$mnt" >/dev/null 2>&1 || true   # waits for a running rescan
-  btrfs quota rescan -w "$mnt" >/dev/null
-  # text, not --format json: progs 6.2's JSON aborts on qgroups with limits
-  btrfs qgroup show --raw -pcre "$mnt" > "$out.txt" 2>/dev/null
+  local mnt=$1 out=$2 try
+  btrfs subvolume sync "$mnt" >/dev/null
+  for try in 1 2 3 4 5; do
+    btrfs filesystem sync "$mnt" >/dev/null
+    btrfs quota rescan -W "$mnt" >/dev/null 2>&1 || true   # waits for a running rescan
+    btrfs quota rescan -w "$mnt" >/dev/null
+    # text, not --format json: progs 6.2's JSON aborts on qgroups with limits
+    btrfs qgroup show --raw -pcre "$mnt" > "$out.txt" 2> "$out.err"
+    grep -qi inconsistent "$out.err" || break
+    echo "  (kernel truth: rescan $try ended inconsistent, rescanning again)"
+    sleep 1
+  done
+  ! grep -qi inconsistent "$out.err" || fail "the kernel's qgroup numbers stay inconsistent after 5 rescans"
   python3 "$QG" truth-from-progs-text "$out.txt" > "$out"
 }
 # run_rc OUT CMD...: stdout to OUT, stderr to OUT.err, exit code in $RC.
