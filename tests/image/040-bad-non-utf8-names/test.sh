@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 030-bad-non-utf8-names: btrfs names and labels are bytes, not UTF-8. A file
+# 040-bad-non-utf8-names: btrfs names and labels are bytes, not UTF-8. A file
 # name with byte 0xff, a lone continuation byte and a truncated sequence, and a
 # label with 0xfe (all legal on disk). Found by fuzz_tree_block: JSON output
 # threw nlohmann's type_error 316 ("ERROR: internal error", exit 3, half a
