@@ -8,6 +8,7 @@
 #include "check/qgroup_verify.h"
 #include "cmd/commands.h"
 #include "lib/fs/subvolumes.h"
+#include "lib/qgroup/repair.h"
 
 namespace fsctl::cmd {
 using json = nlohmann::ordered_json;
@@ -128,9 +129,9 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, bool 
 
 // ------------------------------------------------------------------ verify
 
-int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs) {
+int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, bool repair) {
   StderrReporter rep(g);
-  auto fs = open_read_only(devs, g, rep, false);
+  auto fs = repair ? open_read_write(devs, g, rep) : open_read_only(devs, g, rep, false);
   if (!fs) return report_error(fs.error());
   auto r = check::verify_qgroups(**fs);
   if (!r) return report_error(r.error());
@@ -146,6 +147,13 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs) {
   }
   const auto& rep_ = **r;
   int rc = rep_.ok() ? EXIT_OK : EXIT_PROBLEMS;
+  std::optional<qgroup::RepairResult> repaired;
+  if (repair) {
+    auto rr = qgroup::repair_qgroups(**fs, rep_.quota, rep_.computed);
+    if (!rr) return report_error(rr.error());
+    repaired = *rr;
+    rc = EXIT_OK;
+  }
   if (g.format == Format::json) {
     json out = json_header("qgroup verify");
     out["quota_enabled"] = true;
@@ -171,6 +179,11 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs) {
     out["differences_expected"] = rep_.differences_expected;
     if (rep_.differences_expected) out["expected_reason"] = rep_.expected_reason;
     out["ok"] = rep_.ok();
+    if (repaired)
+      out["repair"] = {{"wrote", repaired->wrote}, {"transid", repaired->transid},
+                       {"qgroups_updated", repaired->qgroups_updated}, {"qgroups_added", repaired->qgroups_added},
+                       {"status_fixed", repaired->status_fixed}, {"reserved_bytes", repaired->reserved_bytes},
+                       {"used_bytes", repaired->used_bytes}, {"tree_blocks_written", repaired->blocks_written}};
     out["stats"] = {{"subvolumes", rep_.computed.subvols.size()}, {"tree_blocks", rep_.computed.tree_blocks},
                     {"data_extents", rep_.computed.data_extents}, {"root_sets", rep_.computed.rootsets},
                     {"quota_tree_leaves", rep_.quota.quota_tree_leaves}, {"seconds", rep_.computed.seconds}};
@@ -196,8 +209,18 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs) {
               static_cast<unsigned long long>(rep_.mismatches));
   if (rep_.mismatches && rep_.differences_expected)
     std::printf("differences are expected: %s\n", rep_.expected_reason.c_str());
-  else if (rep_.mismatches)
-    std::printf("qgroup numbers on disk are wrong; fsctl qgroup verify --repair will fix them (planned)\n");
+  else if (rep_.mismatches && !repaired)
+    std::printf("qgroup numbers on disk are wrong; fsctl qgroup verify --repair writes the computed ones\n");
+  if (repaired) {
+    if (!repaired->wrote)
+      std::printf("repair: nothing to write, qgroups are right\n");
+    else
+      std::printf("repair: transaction %llu rewrote %llu qgroups, added %llu%s (%llu tree blocks written, %llu bytes used of %llu reserved)\n",
+                  static_cast<unsigned long long>(repaired->transid), static_cast<unsigned long long>(repaired->qgroups_updated),
+                  static_cast<unsigned long long>(repaired->qgroups_added), repaired->status_fixed ? ", cleared the status flags" : "",
+                  static_cast<unsigned long long>(repaired->blocks_written), static_cast<unsigned long long>(repaired->used_bytes),
+                  static_cast<unsigned long long>(repaired->reserved_bytes));
+  }
   return rc;
 }
 
@@ -222,8 +245,10 @@ void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action) {
 
   auto* verify = qg->add_subcommand("verify", "Recompute every qgroup from the trees and compare with the quota tree");
   auto v_devs = std::make_shared<std::vector<std::string>>();
+  auto v_repair = std::make_shared<bool>(false);
+  verify->add_flag("--repair", *v_repair, "Write the computed numbers into the quota tree (an offline rescan)");
   verify->add_option("devices", *v_devs, "All devices of the filesystem")->required();
-  verify->callback([&g, &action, v_devs] { action = [&g, v_devs] { return run_verify(g, *v_devs); }; });
+  verify->callback([&g, &action, v_devs, v_repair] { action = [&g, v_devs, v_repair] { return run_verify(g, *v_devs, *v_repair); }; });
 }
 
 }  // namespace fsctl::cmd

@@ -22,5 +22,9 @@ void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action);
 [[nodiscard]] Result<std::unique_ptr<fs::FsInfo>> open_read_only(const std::vector<std::string>& devs,
                                                                  const GlobalOptions& g, Reporter& rep,
                                                                  bool load_block_groups);
+/// Opens a filesystem for writing: refuses a mounted device (Errc::busy),
+/// loads block groups.
+[[nodiscard]] Result<std::unique_ptr<fs::FsInfo>> open_read_write(const std::vector<std::string>& devs,
+                                                                  const GlobalOptions& g, Reporter& rep);
 
 }  // namespace fsctl::cmd

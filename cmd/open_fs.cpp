@@ -38,4 +38,20 @@ Result<std::unique_ptr<fs::FsInfo>> open_read_only(const std::vector<std::string
   return fs;
 }
 
+Result<std::unique_ptr<fs::FsInfo>> open_read_write(const std::vector<std::string>& devs, const GlobalOptions& g,
+                                                   Reporter& rep) {
+  fs::OpenOptions o;
+  o.cache_bytes = g.cache_bytes;
+  o.reporter = &rep;
+  o.load_block_groups = true;
+  o.write = true;
+  FSCTL_TRY_ASSIGN(auto fs, fs::FsInfo::open(devs, o));
+  // A filesystem mounted through another path (another loop device, a
+  // multi-device member) is known to the kernel by its fsid.
+  std::string fsid = format::uuid_to_string(fs->super().fsid);
+  if (io::fsid_is_mounted(fsid))
+    return make_error(Errc::busy, devs[0] + ": filesystem " + fsid + " is mounted; unmount it first");
+  return fs;
+}
+
 }  // namespace fsctl::cmd

@@ -97,6 +97,26 @@ class FsInfo final : public ctree::BlockSource {
   [[nodiscard]] const BgTreeState& bg_tree_state() const { return bg_state_; }
   /// incompat bits fsctl does not know (0 when none).
   [[nodiscard]] u64 unknown_incompat() const { return super_.incompat_flags.get() & ~format::INCOMPAT_SUPPORTED; }
+  /// Identity every tree block carries (fsid, chunk tree uuid, nodesize, csum type).
+  [[nodiscard]] const ctree::BlockIdentity& identity() const { return identity_; }
+  /// True when the devices were opened for writing.
+  [[nodiscard]] bool writable() const { return writable_; }
+
+  // Write side (used by lib/transaction at commit; DESIGN.md invariant 2).
+  /// Fills each block's checksum and writes it to every mirror, in physical
+  /// order, coalescing adjacent blocks into one request of at most 1 MiB.
+  /// The written blocks enter the cache. Errors: Errc::io, Errc::not_found
+  /// (unmapped bytenr or missing device), Errc::aborted (fail point).
+  [[nodiscard]] Status write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks);
+  /// fdatasync of every device. Errors: Errc::io.
+  [[nodiscard]] Status flush_devices();
+  /// Writes `sb` to every device: the device's own dev_item, bytenr and
+  /// checksum per copy; primary copies first, flush, then the mirror copies
+  /// that fit, flush. Then `sb` becomes this FsInfo's superblock.
+  [[nodiscard]] Status write_supers(const format::SuperBlock& sb);
+  /// Re-reads the ROOT_ITEMs after a commit changed the root tree.
+  [[nodiscard]] Status reload_roots();
+
   /// Counters of the block layer, for benchmarks: blocks verified, bytes read.
   [[nodiscard]] u64 blocks_read() const { return blocks_read_; }
   [[nodiscard]] u64 bytes_read() const { return bytes_read_; }
@@ -125,6 +145,7 @@ class FsInfo final : public ctree::BlockSource {
   std::vector<BlockGroup> block_groups_;
   BgTreeState bg_state_;
   u64 blocks_read_ = 0, bytes_read_ = 0;
+  bool writable_ = false;
 };
 
 }  // namespace fsctl::fs

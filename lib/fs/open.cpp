@@ -6,6 +6,7 @@
 #include "lib/ctree/search.h"
 #include "lib/fs/fs_info.h"
 #include "lib/format/names.h"
+#include "lib/io/fault_device.h"
 
 namespace fsctl::fs {
 using namespace fsctl::format;
@@ -21,8 +22,10 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
   mode.write = opts.write;
   mode.exclusive = opts.write;
   std::vector<std::unique_ptr<io::BlockDevice>> devs;
+  auto fail_after = opts.write ? io::fail_after_writes_from_env() : std::nullopt;
   for (auto& p : paths) {
     FSCTL_TRY_ASSIGN(auto d, io::open_device(p, mode, rep));
+    if (fail_after) d = io::make_fault_device(std::move(d), *fail_after);
     devs.push_back(std::move(d));
   }
   return open_devices(std::move(devs), opts);
@@ -32,6 +35,7 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr
                                                      const OpenOptions& opts) {
   std::unique_ptr<FsInfo> fs(new FsInfo());
   fs->reporter_ = opts.reporter ? opts.reporter : &null_reporter();
+  fs->writable_ = opts.write;
   fs->cache_ = cache::BlockCache(opts.cache_bytes);
   FSCTL_TRY_ASSIGN(fs->devices_, volumes::DeviceSet::from_devices(std::move(devs), *fs->reporter_));
   fs->super_ = fs->devices_.super();
@@ -117,6 +121,11 @@ Status FsInfo::load_chunk_tree() {
     if (!dev_items_.count(devid))
       return make_error(Errc::invalid_argument, d.path + ": devid " + std::to_string(devid) + " is not part of this filesystem's chunk tree");
   return {};
+}
+
+Status FsInfo::reload_roots() {
+  roots_.clear();
+  return load_root_tree();
 }
 
 Status FsInfo::load_root_tree() {

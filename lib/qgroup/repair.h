@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Writing computed qgroup numbers back (an offline rescan; kernel
+// qgroup_rescan_leaf + update_qgroup_info_item + update_qgroup_status_item).
+#pragma once
+#include "lib/qgroup/qgroup.h"
+
+namespace fsctl::qgroup {
+
+struct RepairResult {
+  u64 qgroups_updated = 0;  // QGROUP_INFO items rewritten
+  u64 qgroups_added = 0;    // level-0 qgroups created for subvolumes without one
+  bool status_fixed = false;
+  bool wrote = false;       // false: everything was right, nothing written
+  u64 transid = 0;
+  u64 reserved_bytes = 0;
+  u64 used_bytes = 0;
+  u64 blocks_written = 0;
+};
+
+/// Rewrites every QGROUP_INFO whose numbers differ from `computed` (all four
+/// numbers and the generation), adds INFO+LIMIT items for subvolumes without
+/// a level-0 qgroup, clears INCONSISTENT and RESCAN in the status item and
+/// sets its generation, in one transaction. Writes nothing when all is
+/// right. REQUIRES: `fs` opened for writing with block groups. Errors: those
+/// of Transaction::start/reserve/commit (Errc::nospc before any write).
+[[nodiscard]] Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, const Computed& computed);
+
+}  // namespace fsctl::qgroup

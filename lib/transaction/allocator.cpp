@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Metadata space: loaded from the free space tree (FREE_SPACE_EXTENT and
+// FREE_SPACE_BITMAP items of each metadata block group), minus the
+// superblock mirror ranges, which the free space tree lists as free and the
+// kernel excludes only in memory (exclude_super_stripes). Entries outside any
+// block group (left by mkfs 6.2) are never looked at: only each block group's
+// own key range is read.
+#include <algorithm>
+
+#include "lib/ctree/search.h"
+#include "lib/format/items.h"
+#include "lib/format/super.h"
+#include "lib/transaction/transaction.h"
+#include "lib/volumes/raid_profiles.h"
+
+namespace fsctl::transaction {
+using namespace fsctl::format;
+
+namespace {
+// Removes [a, b) from a free map.
+void carve(std::map<u64, u64>& free, u64 a, u64 b) {
+  auto it = free.upper_bound(a);
+  if (it != free.begin()) --it;
+  while (it != free.end() && it->first < b) {
+    u64 s = it->first, e = s + it->second;
+    if (e <= a) {
+      ++it;
+      continue;
+    }
+    it = free.erase(it);
+    if (s < a) free[s] = a - s;
+    if (e > b) free[b] = e - b;
+  }
+}
+}  // namespace
+
+Status Transaction::load_space() {
+  if (space_loaded_) return {};
+  auto fst = fs_.find_root(FREE_SPACE_TREE_OBJECTID);
+  if (!fst) return make_error(Errc::unsupported, "no free space tree");
+  u32 ss = fs_.sectorsize();
+  for (auto& bg : fs_.block_groups()) {
+    if (!(bg.flags & BLOCK_GROUP_METADATA) || (bg.flags & BLOCK_GROUP_SYSTEM)) continue;
+    BlockGroupSpace sp;
+    sp.start = bg.start;
+    sp.length = bg.length;
+    sp.flags = bg.flags;
+    ctree::KeyRange range{{bg.start, KeyType::FREE_SPACE_EXTENT, 0}, {bg.start + bg.length - 1, KeyType::FREE_SPACE_BITMAP, ~0ULL}};
+    FSCTL_TRY(ctree::for_each_item(*this, *fst, range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+      Key k = leaf.item_key(slot);
+      if (k.objectid + k.offset > bg.start + bg.length)
+        return make_error(Errc::corrupt, "free space item " + key_to_string(k) + " crosses the end of block group " + std::to_string(bg.start));
+      if (k.type == KeyType::FREE_SPACE_EXTENT) {
+        sp.free[k.objectid] = k.offset;
+      } else if (k.type == KeyType::FREE_SPACE_BITMAP) {
+        auto bits = leaf.item_data(slot);
+        u64 nbits = k.offset / ss;
+        if (bits.size() * 8 < nbits)
+          return make_error(Errc::corrupt, "free space bitmap " + key_to_string(k) + " is " + std::to_string(bits.size()) + " bytes, too short");
+        u64 run = 0;
+        for (u64 i = 0; i <= nbits; ++i) {
+          bool set = i < nbits && (bits[i / 8] >> (i % 8)) & 1;
+          if (set) {
+            ++run;
+          } else if (run) {
+            u64 start = k.objectid + (i - run) * ss;
+            sp.free[start] = run * ss;
+            run = 0;
+          }
+        }
+      }
+      return ctree::Visit::next;
+    }));
+    // Merge touching runs (bitmap boundaries) so allocation sees whole ranges.
+    std::map<u64, u64> merged;
+    for (auto& [st, len] : sp.free) {
+      if (!merged.empty()) {
+        auto last = std::prev(merged.end());
+        if (last->first + last->second == st) {
+          last->second += len;
+          continue;
+        }
+      }
+      merged[st] = len;
+    }
+    sp.free = std::move(merged);
+    // Superblock copies inside this block group (kernel exclude_super_stripes:
+    // one stripe_len-sized range per copy).
+    const Chunk* chunk = fs_.chunk_map().find(bg.start);
+    if (!chunk) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
+    const volumes::RaidProfile* prof = volumes::raid_profile(chunk->type);
+    u64 stripe_size = chunk->length;
+    if (prof && prof->striped) {
+      u64 data_stripes = prof->flag == BLOCK_GROUP_RAID10 ? chunk->num_stripes / std::max<u16>(chunk->sub_stripes, 1) : chunk->num_stripes;
+      stripe_size = chunk->length / std::max<u64>(data_stripes, 1);
+    }
+    for (int m = 0; m < SUPER_MIRROR_MAX; ++m) {
+      u64 phys = super_mirror_offset(m);
+      for (auto& st : chunk->stripes) {
+        if (phys < st.physical || phys >= st.physical + stripe_size) continue;
+        if (prof && prof->striped) {
+          carve(sp.free, bg.start, bg.start + bg.length);  // be conservative: no allocation there
+          continue;
+        }
+        u64 logical = bg.start + (phys - st.physical);
+        u64 a = logical / STRIPE_LEN * STRIPE_LEN;
+        carve(sp.free, a, a + STRIPE_LEN);
+      }
+    }
+    (void)ss;
+    space_.push_back(std::move(sp));
+  }
+  space_loaded_ = true;
+  return {};
+}
+
+Result<u64> Transaction::find_free(u64 len) {
+  u32 ns = nodesize();
+  for (auto& sp : space_) {
+    for (auto it = sp.free.begin(); it != sp.free.end(); ++it) {
+      u64 s = (it->first + ns - 1) / ns * ns;
+      u64 e = it->first + it->second;
+      if (s + len > e) continue;
+      if (pinned_.count(s)) continue;
+      carve(sp.free, s, s + len);
+      return s;
+    }
+  }
+  return make_error(Errc::nospc, "no free metadata space left in the metadata block groups (new chunk allocation is not implemented)");
+}
+
+}  // namespace fsctl::transaction

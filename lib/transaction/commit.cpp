@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Commit (kernel btrfs_commit_transaction; DESIGN.md invariants 2 and 3):
+// fixed point of extent items, free space, block group usage and root items,
+// then new blocks to every mirror, flush, superblocks, flush.
+#include "lib/ctree/write.h"
+#include "lib/format/items.h"
+#include "lib/transaction/transaction.h"
+
+namespace fsctl::transaction {
+using namespace fsctl::format;
+
+Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compat_ro_set, u64 compat_ro_clear,
+                           u64 incompat_set) {
+  FSCTL_TRY(update_qgroup_status_generation());
+  for (int round = 0;; ++round) {
+    if (round > 10000) return make_error(Errc::aborted, "commit did not reach a fixed point");
+    bool work = !pending_drop_.empty() || !pending_add_.empty() || !pending_fst_.empty() || !bg_delta_.empty();
+    FSCTL_TRY(apply_extent_drops());
+    FSCTL_TRY(apply_extent_adds());
+    FSCTL_TRY(apply_free_space());
+    FSCTL_TRY(apply_block_group_usage());
+    FSCTL_TRY(update_root_items());
+    if (!work && pending_drop_.empty() && pending_add_.empty() && pending_fst_.empty() && bg_delta_.empty()) break;
+  }
+  SuperBlock sb = fs_.super();
+  sb.generation.set(transid_);
+  if (auto it = roots_.find(ROOT_TREE_OBJECTID); it != roots_.end()) {
+    sb.root.set(it->second.bytenr);
+    sb.root_level = it->second.level;
+  }
+  sb.bytes_used.set(static_cast<u64>(static_cast<s64>(sb.bytes_used.get()) + bytes_used_delta_));
+  sb.flags.set((sb.flags.get() | super_flags_set) & ~super_flags_clear);
+  sb.compat_ro_flags.set((sb.compat_ro_flags.get() | compat_ro_set) & ~compat_ro_clear);
+  sb.incompat_flags.set(sb.incompat_flags.get() | incompat_set);
+  // The kernel rescans the uuid tree at mount when this lags the generation;
+  // keep it current when it was (this engine does not change the uuid tree).
+  if (sb.uuid_tree_generation.get() == fs_.super().generation.get()) sb.uuid_tree_generation.set(transid_);
+
+  // Backup roots: the slot after the newest one (kernel backup_super_roots).
+  int newest = 0;
+  for (int i = 1; i < NUM_BACKUP_ROOTS; ++i)
+    if (sb.super_roots[i].tree_root_gen.get() > sb.super_roots[newest].tree_root_gen.get()) newest = i;
+  int slot = sb.super_roots[newest].tree_root_gen.get() == 0 ? 0 : (newest + 1) % NUM_BACKUP_ROOTS;
+  RootBackup& b = sb.super_roots[slot];
+  b = RootBackup{};
+  auto fill = [&](u64 id, le64& bytenr, le64& gen, u8& level) {
+    std::optional<ctree::RootRef> r;
+    if (auto it = roots_.find(id); it != roots_.end())
+      r = ctree::RootRef{id, it->second.bytenr, it->second.level, it->second.generation};
+    else
+      r = fs_.find_root(id);
+    if (!r) return;
+    bytenr.set(r->bytenr);
+    gen.set(r->generation);
+    level = r->level;
+  };
+  b.tree_root.set(sb.root.get());
+  b.tree_root_gen.set(transid_);
+  b.tree_root_level = sb.root_level;
+  b.chunk_root.set(sb.chunk_root.get());
+  b.chunk_root_gen.set(sb.chunk_root_generation.get());
+  b.chunk_root_level = sb.chunk_root_level;
+  fill(EXTENT_TREE_OBJECTID, b.extent_root, b.extent_root_gen, b.extent_root_level);
+  fill(FS_TREE_OBJECTID, b.fs_root, b.fs_root_gen, b.fs_root_level);
+  fill(DEV_TREE_OBJECTID, b.dev_root, b.dev_root_gen, b.dev_root_level);
+  fill(CSUM_TREE_OBJECTID, b.csum_root, b.csum_root_gen, b.csum_root_level);
+  b.total_bytes.set(sb.total_bytes.get());
+  b.bytes_used.set(sb.bytes_used.get());
+  b.num_devices.set(sb.num_devices.get());
+
+  std::vector<std::shared_ptr<cache::TreeBlock>> blocks;
+  for (auto& [bytenr, blk] : dirty_) blocks.push_back(blk);
+  stats_.blocks_written = blocks.size();
+  FSCTL_TRY(fs_.write_tree_blocks(std::move(blocks)));
+  FSCTL_TRY(fs_.write_supers(sb));
+  dirty_.clear();
+  FSCTL_TRY(fs_.reload_roots());
+  return {};
+}
+
+Status Transaction::update_qgroup_status_generation() {
+  // With quota on, the kernel marks qgroups inconsistent at mount when the
+  // status item's generation differs from the filesystem's (kernel
+  // btrfs_read_qgroup_config), and every kernel commit rewrites it.
+  if (!fs_.find_root(QUOTA_TREE_OBJECTID)) return {};
+  FSCTL_TRY_ASSIGN(auto* q, root(QUOTA_TREE_OBJECTID));
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *q, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));
+  if (!exact) return {};
+  auto d = ctree::item_data_mut(*this, p);
+  if (d.size() < 16) return make_error(Errc::corrupt, "short qgroup status item");
+  store_le<u64>(d.data() + offsetof(QgroupStatusItem, generation), transid_);
+  return {};
+}
+
+}  // namespace fsctl::transaction

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Extent items of tree blocks and block group usage at commit (kernel
+// extent-tree.c alloc_reserved_tree_block / __btrfs_free_extent /
+// update_block_group_item). Skinny METADATA_ITEMs with one inline
+// TREE_BLOCK_REF: the only form unshared trees use on skinny filesystems.
+#include <cstring>
+
+#include "lib/ctree/search.h"
+#include "lib/format/decode.h"
+#include "lib/format/items.h"
+#include "lib/transaction/transaction.h"
+
+namespace fsctl::transaction {
+using namespace fsctl::format;
+
+Status Transaction::check_droppable(u64 bytenr, u64 owner, u8 level) {
+  FSCTL_TRY_ASSIGN(auto* ext, root(EXTENT_TREE_OBJECTID));
+  Key k{bytenr, KeyType::METADATA_ITEM, level};
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot(*this, ext->ref(), k, p));
+  std::string what = "tree block " + std::to_string(bytenr) + " (owner " + std::to_string(owner) + ", level " + std::to_string(level) + ")";
+  if (!exact) return make_error(Errc::corrupt, what + ": no METADATA_ITEM in the extent tree");
+  FSCTL_TRY_ASSIGN(auto rec, decode_extent_item(k, p.item_data()));
+  if (rec.refs != 1 || (rec.flags & BLOCK_FLAG_FULL_BACKREF) || rec.inline_refs.size() != 1 ||
+      rec.inline_refs[0].type != KeyType::TREE_BLOCK_REF || rec.inline_refs[0].root != owner)
+    return make_error(Errc::unsupported, what + " is shared or has other references (refs " + std::to_string(rec.refs) +
+                                             "); modifying shared trees is not supported");
+  FSCTL_TRY_ASSIGN(bool more, ctree::next_item(*this, p));
+  if (more && p.key().objectid == bytenr)
+    return make_error(Errc::unsupported, what + " has keyed back references; modifying shared trees is not supported");
+  return {};
+}
+
+Status Transaction::apply_extent_drops() {
+  if (pending_drop_.empty()) return {};
+  auto drops = std::move(pending_drop_);
+  pending_drop_.clear();
+  FSCTL_TRY_ASSIGN(auto* ext, root(EXTENT_TREE_OBJECTID));
+  for (auto& [bytenr, ref] : drops) {
+    ctree::Path p;
+    Key k{bytenr, KeyType::METADATA_ITEM, ref.level};
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *ext, k, 0, p));
+    if (!exact) return make_error(Errc::corrupt, "extent item of tree block " + std::to_string(bytenr) + " vanished");
+    FSCTL_TRY(ctree::delete_item(*this, *ext, p));
+  }
+  return {};
+}
+
+Status Transaction::apply_extent_adds() {
+  if (pending_add_.empty()) return {};
+  auto adds = std::move(pending_add_);
+  pending_add_.clear();
+  FSCTL_TRY_ASSIGN(auto* ext, root(EXTENT_TREE_OBJECTID));
+  for (auto& [bytenr, ref] : adds) {
+    if (!dirty_.count(bytenr)) continue;  // freed again meanwhile
+    u8 item[sizeof(ExtentItem) + 9] = {};
+    auto* ei = reinterpret_cast<ExtentItem*>(item);
+    ei->refs.set(1);
+    ei->generation.set(transid_);
+    ei->flags.set(EXTENT_FLAG_TREE_BLOCK);
+    item[sizeof(ExtentItem)] = KeyType::TREE_BLOCK_REF;
+    store_le<u64>(item + sizeof(ExtentItem) + 1, ref.owner);
+    FSCTL_TRY(ctree::insert_item(*this, *ext, Key{bytenr, KeyType::METADATA_ITEM, ref.level}, item));
+    if (dirty_.count(bytenr)) extent_inserted_.insert(bytenr);
+  }
+  return {};
+}
+
+Status Transaction::apply_block_group_usage() {
+  if (bg_delta_.empty()) return {};
+  auto deltas = std::move(bg_delta_);
+  bg_delta_.clear();
+  for (auto& [start, delta] : deltas) {
+    if (delta == 0) continue;
+    const fs::BlockGroup* bg = nullptr;
+    for (auto& b : fs_.block_groups())
+      if (b.start == start) bg = &b;
+    if (!bg) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
+    // The item lives in the block group tree or the extent tree; look in
+    // both, as a conversion may be moving it.
+    bool done = false;
+    for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
+      if (!fs_.find_root(tree)) continue;
+      FSCTL_TRY_ASSIGN(auto* r, root(tree));
+      Key k{bg->start, KeyType::BLOCK_GROUP_ITEM, bg->length};
+      FSCTL_TRY_ASSIGN(auto found, ctree::lookup_item(*this, r->ref(), k));
+      if (!found) continue;
+      ctree::Path p;
+      FSCTL_TRY(ctree::search_slot_for_write(*this, *r, k, 0, p));
+      auto d = ctree::item_data_mut(*this, p);
+      if (d.size() < sizeof(BlockGroupItem)) return make_error(Errc::corrupt, "short block group item " + std::to_string(start));
+      u64 used = load_le<u64>(d.data());
+      store_le<u64>(d.data(), static_cast<u64>(static_cast<s64>(used) + delta));
+      done = true;
+      break;
+    }
+    if (!done) return make_error(Errc::corrupt, "no BLOCK_GROUP_ITEM for block group " + std::to_string(start));
+  }
+  return {};
+}
+
+Status Transaction::update_root_items() {
+  for (auto& [id, r] : roots_) {
+    if (id == ROOT_TREE_OBJECTID) continue;
+    auto last = root_items_written_.find(id);
+    if (last != root_items_written_.end() && last->second == std::make_pair(r.bytenr, r.level)) continue;
+    auto committed = fs_.find_root(id);
+    if (last == root_items_written_.end() && committed && committed->bytenr == r.bytenr && committed->level == r.level) continue;
+    const fs::RootEntry* entry = nullptr;
+    for (auto& e : fs_.root_entries())
+      if (e.key.objectid == id) entry = &e;
+    if (!entry) return make_error(Errc::not_found, "no ROOT_ITEM for tree " + std::to_string(id));
+    FSCTL_TRY_ASSIGN(auto* rt, root(ROOT_TREE_OBJECTID));
+    ctree::Path p;
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *rt, entry->key, 0, p));
+    if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(id) + " vanished");
+    auto d = ctree::item_data_mut(*this, p);
+    if (d.size() < ROOT_ITEM_V1_SIZE) return make_error(Errc::corrupt, "short ROOT_ITEM of tree " + std::to_string(id));
+    store_le<u64>(d.data() + offsetof(RootItem, bytenr), r.bytenr);
+    store_le<u64>(d.data() + offsetof(RootItem, generation), transid_);
+    d[offsetof(RootItem, level)] = r.level;
+    if (d.size() >= sizeof(RootItem)) store_le<u64>(d.data() + offsetof(RootItem, generation_v2), transid_);
+    root_items_written_[id] = {r.bytenr, r.level};
+    // The root tree itself may have been copied now: go round again.
+    return update_root_items();
+  }
+  return {};
+}
+
+}  // namespace fsctl::transaction

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Free space tree updates at commit (kernel free-space-tree.c
+// add_to_free_space_tree / remove_from_free_space_tree): extent form merges
+// or splits FREE_SPACE_EXTENT items; bitmap form flips bits. Both keep
+// FREE_SPACE_INFO.extent_count right. Conversion between the two forms at
+// the kernel's thresholds is not done: both forms are valid on disk and the
+// kernel converts on its next update when a count crosses a threshold.
+#include <cstring>
+
+#include "lib/ctree/search.h"
+#include "lib/format/items.h"
+#include "lib/transaction/transaction.h"
+
+namespace fsctl::transaction {
+using namespace fsctl::format;
+
+namespace {
+
+struct Ctx {
+  Transaction& t;
+  ctree::WriteRoot& root;
+  const BlockGroupSpace& bg;
+  u32 ss;
+};
+
+// The key of the last item at or before `key`, if any (read-only search).
+Result<std::optional<Key>> item_at_or_before(Transaction& t, const ctree::RootRef& r, const Key& key) {
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot(t, r, key, p));
+  if (exact) return std::optional<Key>(key);
+  FSCTL_TRY_ASSIGN(bool has, ctree::prev_item(t, p));
+  if (!has) return std::optional<Key>{};
+  return std::optional<Key>(p.key());
+}
+
+Result<std::optional<Key>> item_at_or_after(Transaction& t, const ctree::RootRef& r, const Key& key) {
+  ctree::Path p;
+  FSCTL_TRY(ctree::search_slot(t, r, key, p));
+  FSCTL_TRY_ASSIGN(bool has, ctree::normalize(t, p));
+  if (!has) return std::optional<Key>{};
+  return std::optional<Key>(p.key());
+}
+
+Status add_extent_count(Ctx& c, s64 delta) {
+  if (delta == 0) return {};
+  ctree::Path p;
+  Key info{c.bg.start, KeyType::FREE_SPACE_INFO, c.bg.length};
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, info, 0, p));
+  if (!exact) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(c.bg.start));
+  auto d = ctree::item_data_mut(c.t, p);
+  if (d.size() < sizeof(FreeSpaceInfo)) return make_error(Errc::corrupt, "short FREE_SPACE_INFO");
+  u32 cnt = load_le<u32>(d.data());
+  store_le<u32>(d.data(), static_cast<u32>(static_cast<s64>(cnt) + delta));
+  return {};
+}
+
+Status delete_key(Ctx& c, const Key& k) {
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, k, 0, p));
+  if (!exact) return make_error(Errc::corrupt, "free space item " + key_to_string(k) + " vanished");
+  return ctree::delete_item(c.t, c.root, p);
+}
+
+Status insert_extent(Ctx& c, u64 start, u64 len) {
+  return ctree::insert_item(c.t, c.root, Key{start, KeyType::FREE_SPACE_EXTENT, len}, {});
+}
+
+// Extent form.
+Status extent_mark(Ctx& c, u64 a, u64 n, bool now_free) {
+  auto r = c.root.ref();
+  if (!now_free) {
+    FSCTL_TRY_ASSIGN(auto k, item_at_or_before(c.t, r, Key{a, KeyType::FREE_SPACE_EXTENT, ~0ULL}));
+    if (!k || k->type != KeyType::FREE_SPACE_EXTENT || k->objectid > a || k->objectid + k->offset < a + n)
+      return make_error(Errc::corrupt, "free space tree does not list [" + std::to_string(a) + ", +" + std::to_string(n) +
+                                           ") as free in block group " + std::to_string(c.bg.start));
+    u64 s = k->objectid, e = s + k->offset;
+    FSCTL_TRY(delete_key(c, *k));
+    s64 pieces = 0;
+    if (s < a) {
+      FSCTL_TRY(insert_extent(c, s, a - s));
+      ++pieces;
+    }
+    if (e > a + n) {
+      FSCTL_TRY(insert_extent(c, a + n, e - a - n));
+      ++pieces;
+    }
+    return add_extent_count(c, pieces - 1);
+  }
+  u64 s = a, e = a + n;
+  s64 merged = 0;
+  if (a > c.bg.start) {
+    FSCTL_TRY_ASSIGN(auto left, item_at_or_before(c.t, r, Key{a - 1, KeyType::FREE_SPACE_EXTENT, ~0ULL}));
+    if (left && left->type == KeyType::FREE_SPACE_EXTENT && left->objectid >= c.bg.start) {
+      if (left->objectid + left->offset > a)
+        return make_error(Errc::corrupt, "free space extent " + key_to_string(*left) + " overlaps a block being freed at " + std::to_string(a));
+      if (left->objectid + left->offset == a) {
+        s = left->objectid;
+        FSCTL_TRY(delete_key(c, *left));
+        ++merged;
+      }
+    }
+  }
+  if (e < c.bg.start + c.bg.length) {
+    FSCTL_TRY_ASSIGN(auto right, item_at_or_after(c.t, r, Key{e, KeyType::FREE_SPACE_EXTENT, 0}));
+    if (right && right->type == KeyType::FREE_SPACE_EXTENT && right->objectid == e) {
+      e = right->objectid + right->offset;
+      FSCTL_TRY(delete_key(c, *right));
+      ++merged;
+    }
+  }
+  FSCTL_TRY(insert_extent(c, s, e - s));
+  return add_extent_count(c, 1 - merged);
+}
+
+// Bitmap form: is the sector at `addr` free? Outside the block group: no.
+Result<bool> bitmap_bit(Ctx& c, u64 addr) {
+  if (addr < c.bg.start || addr >= c.bg.start + c.bg.length) return false;
+  FSCTL_TRY_ASSIGN(auto k, item_at_or_before(c.t, c.root.ref(), Key{addr, KeyType::FREE_SPACE_BITMAP, ~0ULL}));
+  if (!k || k->type != KeyType::FREE_SPACE_BITMAP || addr >= k->objectid + k->offset) return false;
+  FSCTL_TRY_ASSIGN(auto data, ctree::lookup_item(c.t, c.root.ref(), *k));
+  u64 bit = (addr - k->objectid) / c.ss;
+  return data && bit / 8 < data->size() && ((*data)[bit / 8] >> (bit % 8)) & 1;
+}
+
+Status bitmap_mark(Ctx& c, u64 a, u64 n, bool now_free) {
+  FSCTL_TRY_ASSIGN(bool before, bitmap_bit(c, a - c.ss));
+  FSCTL_TRY_ASSIGN(bool after, bitmap_bit(c, a + n));
+  u64 pos = a;
+  while (pos < a + n) {
+    FSCTL_TRY_ASSIGN(auto k, item_at_or_before(c.t, c.root.ref(), Key{pos, KeyType::FREE_SPACE_BITMAP, ~0ULL}));
+    if (!k || k->type != KeyType::FREE_SPACE_BITMAP || pos >= k->objectid + k->offset)
+      return make_error(Errc::corrupt, "no free space bitmap covers " + std::to_string(pos) + " in block group " + std::to_string(c.bg.start));
+    ctree::Path p;
+    FSCTL_TRY(ctree::search_slot_for_write(c.t, c.root, *k, 0, p));
+    auto bits = ctree::item_data_mut(c.t, p);
+    u64 end = std::min(a + n, k->objectid + k->offset);
+    for (u64 x = pos; x < end; x += c.ss) {
+      u64 bit = (x - k->objectid) / c.ss;
+      if (bit / 8 >= bits.size()) return make_error(Errc::corrupt, "free space bitmap " + key_to_string(*k) + " too short");
+      bool was = (bits[bit / 8] >> (bit % 8)) & 1;
+      if (was == now_free)
+        return make_error(Errc::corrupt, "free space bitmap already marks " + std::to_string(x) + (now_free ? " free" : " used"));
+      if (now_free)
+        bits[bit / 8] = static_cast<u8>(bits[bit / 8] | (1u << (bit % 8)));
+      else
+        bits[bit / 8] = static_cast<u8>(bits[bit / 8] & ~(1u << (bit % 8)));
+    }
+    pos = end;
+  }
+  s64 delta;
+  if (now_free)
+    delta = before && after ? -1 : (!before && !after ? 1 : 0);
+  else
+    delta = before && after ? 1 : (!before && !after ? -1 : 0);
+  return add_extent_count(c, delta);
+}
+
+}  // namespace
+
+Status Transaction::apply_free_space() {
+  if (pending_fst_.empty()) return {};
+  auto ops = std::move(pending_fst_);
+  pending_fst_.clear();
+  FSCTL_TRY_ASSIGN(auto* root, this->root(FREE_SPACE_TREE_OBJECTID));
+  u32 ns = nodesize();
+  for (auto [bytenr, now_free] : ops) {
+    BlockGroupSpace* bg = space_of(bytenr);
+    if (!bg) return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + " lies in no metadata block group");
+    FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(*this, root->ref(), Key{bg->start, KeyType::FREE_SPACE_INFO, bg->length}));
+    if (!info || info->size() < sizeof(FreeSpaceInfo))
+      return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg->start));
+    bool bitmaps = load_le<u32>(info->data() + 4) & FREE_SPACE_USING_BITMAPS;
+    Ctx c{*this, *root, *bg, fs_.sectorsize()};
+    if (bitmaps)
+      FSCTL_TRY(bitmap_mark(c, bytenr, ns, now_free));
+    else
+      FSCTL_TRY(extent_mark(c, bytenr, ns, now_free));
+    if (!now_free && dirty_.count(bytenr)) fst_applied_.insert(bytenr);
+  }
+  return {};
+}
+
+}  // namespace fsctl::transaction

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Transaction core: block allocation and freeing, dirty blocks, roots, and
+// the commit sequence (DESIGN.md "Writing", invariants 1-4).
+#include "lib/transaction/transaction.h"
+
+#include <cstring>
+
+#include "lib/ctree/search.h"
+#include "lib/format/items.h"
+#include "lib/format/names.h"
+
+namespace fsctl::transaction {
+using namespace fsctl::format;
+
+Transaction::Transaction(fs::FsInfo& fs) : fs_(fs) { transid_ = fs.super().generation.get() + 1; }
+
+Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool allow_changing_bg_tree) {
+  const SuperBlock& sb = fs.super();
+  if (!fs.writable()) return make_error(Errc::invalid_argument, "filesystem was opened read-only");
+  if (u64 unk = fs.unknown_incompat())
+    return make_error(Errc::unsupported, "filesystem has incompat features fsctl does not know (0x" + std::to_string(unk) + "): refusing to write");
+  if (sb.log_root.get())
+    return make_error(Errc::unsupported, "log tree at " + std::to_string(sb.log_root.get()) +
+                                             " needs replay: mount the filesystem once (or btrfs rescue zero-log) before writing");
+  if (!(sb.incompat_flags.get() & INCOMPAT_SKINNY_METADATA))
+    return make_error(Errc::unsupported, "filesystem without skinny-metadata: writing is not supported yet (btrfstune -x adds it)");
+  u64 cro = sb.compat_ro_flags.get();
+  if (!(cro & COMPAT_RO_FREE_SPACE_TREE) || !(cro & COMPAT_RO_FREE_SPACE_TREE_VALID))
+    return make_error(Errc::unsupported, "filesystem has no valid free space tree (v1 space cache): mount once with -o space_cache=v2 first; fsctl does not write v1 caches");
+  u64 f = sb.flags.get();
+  u64 changing = SUPER_FLAG_CHANGING_FSID | SUPER_FLAG_CHANGING_FSID_V2 | SUPER_FLAG_CHANGING_DATA_CSUM | SUPER_FLAG_CHANGING_META_CSUM |
+                 (allow_changing_bg_tree ? 0 : SUPER_FLAG_CHANGING_BG_TREE);
+  if (f & changing)
+    return make_error(Errc::unsupported, "an interrupted operation is recorded in the superblock flags (" + super_flags_to_string(f & changing) +
+                                             "): finish it first");
+  if (f & SUPER_FLAG_ERROR) return make_error(Errc::unsupported, "superblock has the ERROR flag: run btrfs check first");
+  if (fs.block_groups().empty()) return make_error(Errc::invalid_argument, "filesystem opened without block groups");
+  return std::unique_ptr<Transaction>(new Transaction(fs));
+}
+
+Result<ctree::WriteRoot*> Transaction::root(u64 root_id) {
+  auto it = roots_.find(root_id);
+  if (it != roots_.end()) return &it->second;
+  auto r = fs_.find_root(root_id);
+  if (!r) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " does not exist");
+  if (root_id == CHUNK_TREE_OBJECTID) return make_error(Errc::unsupported, "the chunk tree is not modified by this engine");
+  ctree::WriteRoot w{root_id, r->bytenr, r->level, r->generation};
+  return &roots_.emplace(root_id, w).first->second;
+}
+
+std::shared_ptr<cache::TreeBlock> Transaction::dirty_block(u64 bytenr) {
+  auto it = dirty_.find(bytenr);
+  return it == dirty_.end() ? nullptr : it->second;
+}
+
+Result<cache::TreeBlockRef> Transaction::read_tree_block(u64 bytenr, const ctree::ParentCheck& check) {
+  if (auto d = dirty_block(bytenr)) {
+    if (auto r = ctree::check_parent(d->view(), check); !r)
+      return make_error(r.error().context("tree block " + std::to_string(bytenr) + " (new in this transaction)"));
+    return cache::TreeBlockRef(d);
+  }
+  return fs_.read_tree_block(bytenr, check);
+}
+
+Status Transaction::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
+                                     const std::function<Status(const cache::TreeBlockRef&)>& visit, bool keep_in_cache) {
+  std::vector<ctree::BlockRequest> rest;
+  for (auto& r : requests) {
+    if (dirty_.count(r.bytenr)) {
+      FSCTL_TRY_ASSIGN(auto b, read_tree_block(r.bytenr, r.check));
+      FSCTL_TRY(visit(b));
+    } else {
+      rest.push_back(r);
+    }
+  }
+  return fs_.read_tree_blocks(std::move(rest), visit, keep_in_cache);
+}
+
+BlockGroupSpace* Transaction::space_of(u64 bytenr) {
+  for (auto& s : space_)
+    if (bytenr >= s.start && bytenr - s.start < s.length) return &s;
+  return nullptr;
+}
+
+Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_tree_block(u64 owner, u8 level) {
+  FSCTL_TRY(load_space());
+  u32 ns = nodesize();
+  FSCTL_TRY_ASSIGN(u64 bytenr, find_free(ns));
+  auto b = std::make_shared<cache::TreeBlock>();
+  b->bytenr = bytenr;
+  b->data.assign(ns, 0);
+  b->dirty = true;
+  Header& h = *reinterpret_cast<Header*>(b->data.data());
+  const auto& id = fs_.identity();
+  std::memcpy(h.fsid, id.fsid.data(), FSID_SIZE);
+  std::memcpy(h.chunk_tree_uuid, id.chunk_tree_uuid.data(), UUID_SIZE);
+  h.bytenr.set(bytenr);
+  h.flags.set(HEADER_FLAG_WRITTEN | (MIXED_BACKREF_REV << BACKREF_REV_SHIFT));
+  h.generation.set(transid_);
+  h.owner.set(owner);
+  h.nritems.set(0);
+  h.level = level;
+  dirty_[bytenr] = b;
+  fs_.cache().erase(bytenr);
+  pending_add_[bytenr] = {owner, level};
+  // A block of this transaction freed after the free space tree recorded it
+  // as used left a pending "free" op: reusing it cancels that op.
+  auto fst = pending_fst_.find(bytenr);
+  if (fst != pending_fst_.end() && fst->second)
+    pending_fst_.erase(fst);
+  else
+    pending_fst_[bytenr] = false;
+  bg_delta_[space_of(bytenr)->start] += ns;
+  bytes_used_delta_ += ns;
+  stats_.blocks_allocated++;
+  stats_.used_bytes += ns;
+  return b;
+}
+
+Status Transaction::free_tree_block(u64 bytenr, u64 owner, u8 level) {
+  u32 ns = nodesize();
+  FSCTL_TRY(load_space());
+  BlockGroupSpace* s = space_of(bytenr);
+  if (!s) return make_error(Errc::corrupt, "freeing tree block " + std::to_string(bytenr) + " outside every metadata block group");
+  if (dirty_.erase(bytenr)) {
+    // Allocated by this transaction: it never reached the disk, so its space
+    // is reusable at once; undo what was recorded for it.
+    if (!pending_add_.erase(bytenr)) pending_drop_[bytenr] = {owner, level};  // its extent item exists now
+    extent_inserted_.erase(bytenr);
+    if (fst_applied_.erase(bytenr))
+      pending_fst_[bytenr] = true;
+    else
+      pending_fst_.erase(bytenr);
+    s->free[bytenr] = ns;
+  } else {
+    FSCTL_TRY(check_droppable(bytenr, owner, level));
+    pending_drop_[bytenr] = {owner, level};
+    pending_fst_[bytenr] = true;
+    pinned_.insert(bytenr);
+  }
+  bg_delta_[s->start] -= ns;
+  bytes_used_delta_ -= ns;
+  stats_.blocks_freed++;
+  return {};
+}
+
+Result<u64> Transaction::reserve(const Reservation& r) {
+  FSCTL_TRY(load_space());
+  u32 ns = nodesize();
+  // Per changed item: a copied path of the touched tree (its height, at most
+  // MAX_LEVEL) and, for insertions, one split per level. Every new block
+  // also changes the extent tree and the free space tree (one leaf path each,
+  // amortized: one path per 16 blocks) — the commit's fixed point.
+  u64 height = 0;
+  for (auto& e : fs_.root_entries()) height = std::max<u64>(height, e.item.level + 1u);
+  height = std::max<u64>(height, fs_.super().root_level + 1u);
+  u64 per_update = height;
+  u64 per_insert = 2 * height;
+  u64 blocks = r.items_updated * per_update + r.items_inserted * per_insert + r.items_deleted * per_update;
+  blocks = std::min<u64>(blocks, (r.items_updated + r.items_inserted + r.items_deleted) * per_insert);
+  u64 cow_roots = 3 * height * r.trees_touched;  // root tree + extent tree + free space tree paths
+  blocks += cow_roots + blocks / 8 + 4;
+  u64 want = blocks * ns;
+  u64 avail = 0;
+  for (auto& sp : space_)
+    for (auto& [st, len] : sp.free) avail += len / ns * ns;
+  if (want > avail)
+    return make_error(Errc::nospc, "not enough metadata space: need " + std::to_string(want) + " bytes, " +
+                                       std::to_string(avail) + " free in metadata block groups (nothing was written)");
+  reserved_ = want;
+  return want;
+}
+
+}  // namespace fsctl::transaction

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Transaction: one copy-on-write change of the filesystem, committed
+// atomically by writing new blocks, flushing, then the superblocks (kernel
+// transaction.c; DESIGN.md invariants 1-4). Destroyed without commit() it
+// writes nothing (abort).
+//
+// Scope of this engine (documented in docs/DESIGN.md "Writing"): trees that
+// are not shared (global trees: root, extent, quota, free space, block group,
+// uuid, csum, dev), skinny-metadata filesystems with a free space tree. A
+// shared (snapshotted) block, a non-skinny filesystem or the v1 space cache is
+// refused with Errc::unsupported before anything is written.
+#pragma once
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "lib/ctree/tree_writer.h"
+#include "lib/ctree/write.h"
+#include "lib/fs/fs_info.h"
+
+namespace fsctl::transaction {
+
+/// Free metadata space of one block group, in memory (from the free space
+/// tree, minus superblock mirrors; kernel btrfs_free_space_ctl).
+struct BlockGroupSpace {
+  u64 start = 0, length = 0, flags = 0;
+  std::map<u64, u64> free;  // logical start -> length
+};
+
+/// Counters for reports (JSON "reserved_bytes"/"used_bytes" and friends).
+struct TransactionStats {
+  u64 blocks_allocated = 0;
+  u64 blocks_freed = 0;
+  u64 blocks_written = 0;
+  u64 used_bytes = 0;  // metadata bytes newly allocated by this transaction
+};
+
+/// What an operation is about to change, for the reservation made before the
+/// first write (DESIGN.md invariant 4).
+struct Reservation {
+  u64 items_inserted = 0;  // per touched tree: paths copied and maybe split
+  u64 items_updated = 0;
+  u64 items_deleted = 0;
+  u64 trees_touched = 1;
+};
+
+class Transaction final : public ctree::TreeWriter {
+ public:
+  /// Starts transaction super.generation + 1 on a writable FsInfo.
+  /// Errors: Errc::invalid_argument (read-only open), Errc::unsupported (see
+  /// the scope above, unknown incompat bits, a log tree to replay, a
+  /// conversion in progress not allowed by `allow_changing_bg_tree`).
+  [[nodiscard]] static Result<std::unique_ptr<Transaction>> start(fs::FsInfo& fs, bool allow_changing_bg_tree = false);
+  ~Transaction() override = default;
+
+  /// Reserves the metadata bytes `r` may need and fails with Errc::nospc
+  /// when the metadata block groups cannot provide them. Nothing is written
+  /// either way. Returns the reserved bytes.
+  [[nodiscard]] Result<u64> reserve(const Reservation& r);
+
+  /// The tree `root_id` as it is in this transaction (created on first use
+  /// from its ROOT_ITEM, or the superblock for the root tree).
+  /// Errors: Errc::not_found when the tree does not exist.
+  [[nodiscard]] Result<ctree::WriteRoot*> root(u64 root_id);
+
+  /// Applies extent references, free space and block group usage until they
+  /// reach a fixed point, updates root items, writes every new block to all
+  /// mirrors, flushes, writes the superblocks, flushes. After a failure the
+  /// on-disk filesystem is the previous commit. `super_flags_set/clear`
+  /// change superblock flags in the same commit.
+  [[nodiscard]] Status commit(u64 super_flags_set = 0, u64 super_flags_clear = 0, u64 compat_ro_set = 0,
+                              u64 compat_ro_clear = 0, u64 incompat_set = 0);
+
+  [[nodiscard]] const TransactionStats& stats() const { return stats_; }
+  [[nodiscard]] u64 reserved_bytes() const { return reserved_; }
+  [[nodiscard]] fs::FsInfo& fs() { return fs_; }
+
+  // TreeWriter / BlockSource.
+  [[nodiscard]] u64 transid() const override { return transid_; }
+  [[nodiscard]] Result<std::shared_ptr<cache::TreeBlock>> alloc_tree_block(u64 owner, u8 level) override;
+  [[nodiscard]] Status free_tree_block(u64 bytenr, u64 owner, u8 level) override;
+  [[nodiscard]] std::shared_ptr<cache::TreeBlock> dirty_block(u64 bytenr) override;
+  [[nodiscard]] Result<cache::TreeBlockRef> read_tree_block(u64 bytenr, const ctree::ParentCheck& check) override;
+  [[nodiscard]] Status read_tree_blocks(std::vector<ctree::BlockRequest> requests,
+                                        const std::function<Status(const cache::TreeBlockRef&)>& visit,
+                                        bool keep_in_cache = false) override;
+  [[nodiscard]] u32 nodesize() const override { return fs_.nodesize(); }
+
+ private:
+  explicit Transaction(fs::FsInfo& fs);
+  Status load_space();
+  Result<u64> find_free(u64 len);
+  BlockGroupSpace* space_of(u64 bytenr);
+  // Fixed-point pieces (extent_refs.cpp, free_space_tree.cpp).
+  Status apply_extent_adds();
+  Status apply_extent_drops();
+  Status apply_free_space();
+  Status apply_block_group_usage();
+  Status update_root_items();
+  Status check_droppable(u64 bytenr, u64 owner, u8 level);
+  Status update_qgroup_status_generation();
+
+  fs::FsInfo& fs_;
+  u64 transid_ = 0;
+  bool space_loaded_ = false;
+  std::vector<BlockGroupSpace> space_;
+  std::map<u64, std::shared_ptr<cache::TreeBlock>> dirty_;
+  std::map<u64, ctree::WriteRoot> roots_;
+  struct BlockRef {
+    u64 owner;
+    u8 level;
+  };
+  std::map<u64, BlockRef> pending_add_;    // new blocks needing an extent item
+  std::map<u64, BlockRef> pending_drop_;   // committed blocks whose extent item goes
+  std::map<u64, bool> pending_fst_;        // bytenr -> true: now free, false: now used
+  std::map<u64, s64> bg_delta_;            // block group start -> used delta
+  std::set<u64> pinned_;                   // freed committed blocks: not reusable before commit
+  std::set<u64> extent_inserted_;          // own blocks whose extent item was inserted
+  std::set<u64> fst_applied_;              // own blocks already marked used in the free space tree
+  std::map<u64, std::pair<u64, u8>> root_items_written_;  // root id -> (bytenr, level) in its ROOT_ITEM
+  s64 bytes_used_delta_ = 0;
+  u64 reserved_ = 0;
+  TransactionStats stats_;
+};
+
+}  // namespace fsctl::transaction
