@@ -9,6 +9,8 @@
 #      generation, owner) and every key of every leaf and node pointer;
 #  (c) block-groups: start, length, used, flags, chunk_objectid and item tree
 #      of every BLOCK_GROUP_ITEM progs lists from the extent tree.
+# Plus three images with all three superblock copies, metadata_uuid != fsid
+# and a non-ASCII label, and the SEEDING flag.
 source "$(dirname "$0")/../common/lib.sh"
 source "$(dirname "$0")/../common/oracle.sh"
 trap oracle_cleanup EXIT
@@ -42,6 +44,27 @@ for ns in 4096 16384 65536; do
     done
   done
 done
-echo "24 images in $((SECONDS - start)) s"
+# Beyond the matrix: all three superblock copies (a 260 GiB sparse image);
+# metadata_uuid != fsid (btrfstune -M: new fsid, tree blocks keep the old one)
+# with a non-ASCII label; a seeding filesystem (super flag SEEDING).
+mkimg "$T/three-copies.img" 260G -n 16384 --csum xxhash
+oracle_compare three-copies "$T/three-copies.img" || fails+=(three-copies)
+rm -f "$T/three-copies.img"
+mkimg "$T/metadata-uuid.img" 256M -n 4096 --csum sha256 -L "étiquette label 標籤"
+btrfstune -f -M 0b1f5ad5-0000-4000-8000-00000000f5c7 "$T/metadata-uuid.img" > /dev/null
+oracle_compare metadata-uuid "$T/metadata-uuid.img" || fails+=(metadata-uuid)
+python3 - "$T/oracle-metadata-uuid/fsctl.super.json" <<'PY' || fails+=(metadata-uuid-fields)
+import json, sys
+sb = json.load(open(sys.argv[1]))["devices"][0]["copies"][0]["superblock"]
+# -M gives the fsid a new value; tree blocks keep the old one, now metadata_uuid
+assert sb["fsid"] == "0b1f5ad5-0000-4000-8000-00000000f5c7" != sb["metadata_uuid"], (sb["fsid"], sb["metadata_uuid"])
+assert sb["incompat_flags"] & 0x400, "METADATA_UUID incompat bit"
+assert sb["label"] == "étiquette label 標籤", sb["label"]
+PY
+mkimg "$T/seed.img" 256M -n 65536 --csum blake2
+btrfstune -S 1 "$T/seed.img"
+oracle_compare seed "$T/seed.img" || fails+=(seed)
+rm -f "$T/metadata-uuid.img" "$T/seed.img"
+echo "24 + 3 images in $((SECONDS - start)) s"
 [ ${#fails[@]} -eq 0 ] || fail "fsctl differs from btrfs-progs on: ${fails[*]}"
 echo "ok"

@@ -228,7 +228,11 @@ def cmd_super(fsctl_path, progs_path):
                     errs.append("%s: progs field %r has no fsctl counterpart" % (where, name))
                     continue
                 ov = sb[key]
-            if isinstance(ov, str) and isinstance(pv, str):
+            if name == "label":
+                # progs prints each byte outside printable ASCII as '.'
+                ov = "".join(chr(c) if 0x20 <= c < 0x7F else "." for c in ov.encode("utf-8", "surrogateescape"))
+                same = ov == pv
+            elif isinstance(ov, str) and isinstance(pv, str):
                 same = ov.lower() == pv.lower()
             else:
                 same = ov == pv
