@@ -26,7 +26,9 @@ Status Transaction::check_droppable(u64 bytenr, u64 owner, u8 level) {
     return make_error(Errc::unsupported, what + " is shared or has other references (refs " + std::to_string(rec.refs) +
                                              "); modifying shared trees is not supported");
   FSCTL_TRY_ASSIGN(bool more, ctree::next_item(*this, p));
-  if (more && p.key().objectid == bytenr)
+  // Keyed refs (TREE_BLOCK_REF 176 .. SHARED_DATA_REF 184) follow the
+  // extent item; a BLOCK_GROUP_ITEM may share the objectid and is no ref.
+  if (more && p.key().objectid == bytenr && p.key().type >= KeyType::TREE_BLOCK_REF && p.key().type <= KeyType::SHARED_DATA_REF)
     return make_error(Errc::unsupported, what + " has keyed back references; modifying shared trees is not supported");
   return {};
 }

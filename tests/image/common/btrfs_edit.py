@@ -11,6 +11,7 @@
 #   btrfs_edit.py ptrs IMG BYTENR                  "slot blockptr generation" of a node
 #   btrfs_edit.py flip IMG LOGICAL OFFSET          xor a byte of the block in every copy (no csum fix)
 #   btrfs_edit.py setptr IMG NODE SLOT FIELD VALUE set blockptr|generation of a key pointer, fix csum
+#   btrfs_edit.py setu64 IMG LOGICAL OFFSET VALUE  write a le64 at OFFSET of the block, fix csum
 import json, os, struct, subprocess, sys
 
 FSCTL = os.environ["FSCTL"]
@@ -111,7 +112,13 @@ def main():
         def fn(blk):
             struct.pack_into("<Q", blk, HEADER + slot * KEY_PTR + rel, value)
         edit_block(img, int(a[0]), fn, True)
+    elif cmd == "setu64":
+        off, value = int(a[1]), int(a[2])
+        def fn(blk):
+            struct.pack_into("<Q", blk, off, value)
+        edit_block(img, int(a[0]), fn, True)
     else:
         raise SystemExit("unknown command " + cmd)
 
-main()
+if __name__ == "__main__":
+    main()
