@@ -146,7 +146,7 @@ class RunPrefetcher {
       std::lock_guard lk(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    slot_free_.notify_all();
     for (auto& t : threads_) t.join();
   }
   RunPrefetcher(const RunPrefetcher&) = delete;
@@ -157,7 +157,7 @@ class RunPrefetcher {
   [[nodiscard]] Result<const u8*> get(std::size_t r) {
     Slot& s = slots_[r % slots_.size()];
     std::unique_lock lk(mu_);
-    cv_.wait(lk, [&] { return s.filled_run == r; });
+    run_read_.wait(lk, [&] { return s.filled_run == r; });
     if (!s.status) return make_error(s.status.error());
     return static_cast<const u8*>(s.buf.data());
   }
@@ -167,7 +167,7 @@ class RunPrefetcher {
       std::lock_guard lk(mu_);
       released_ = r + 1;
     }
-    cv_.notify_all();
+    slot_free_.notify_one();
   }
 
  private:
@@ -180,7 +180,7 @@ class RunPrefetcher {
   void work() {
     std::unique_lock lk(mu_);
     for (;;) {
-      cv_.wait(lk, [&] { return stop_ || (next_ < runs_.size() && next_ < released_ + slots_.size()); });
+      slot_free_.wait(lk, [&] { return stop_ || (next_ < runs_.size() && next_ < released_ + slots_.size()); });
       if (stop_) return;
       std::size_t r = next_++;
       Slot& s = slots_[r % slots_.size()];
@@ -199,7 +199,7 @@ class RunPrefetcher {
       lk.lock();
       s.status = std::move(st);
       s.filled_run = r;
-      cv_.notify_all();
+      run_read_.notify_one();  // the one consumer
     }
   }
 
@@ -207,7 +207,8 @@ class RunPrefetcher {
   u32 align_;
   std::vector<Slot> slots_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable run_read_;   // a slot was filled (the consumer waits)
+  std::condition_variable slot_free_;  // a slot was released, or stop (helpers wait)
   std::size_t next_ = 0;      // next run to read
   std::size_t released_ = 0;  // runs [0, released_) are consumed
   bool stop_ = false;
