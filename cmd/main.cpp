@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   Action action;
   register_inspect(app, g, action);
   register_qgroup(app, g, action);
+  register_convert(app, g, action);
 
   try {
     app.parse(argc, argv);

@@ -82,7 +82,8 @@ Status Transaction::apply_block_group_usage() {
     // both, as a conversion may be moving it.
     bool done = false;
     for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
-      if (!fs_.find_root(tree)) continue;
+      if (!fs_.find_root(tree) && !roots_.count(tree)) continue;
+      if (deleted_trees_.count(tree)) continue;
       FSCTL_TRY_ASSIGN(auto* r, root(tree));
       Key k{bg->start, KeyType::BLOCK_GROUP_ITEM, bg->length};
       FSCTL_TRY_ASSIGN(auto found, ctree::lookup_item(*this, r->ref(), k));
@@ -108,13 +109,13 @@ Status Transaction::update_root_items() {
     if (last != root_items_written_.end() && last->second == std::make_pair(r.bytenr, r.level)) continue;
     auto committed = fs_.find_root(id);
     if (last == root_items_written_.end() && committed && committed->bytenr == r.bytenr && committed->level == r.level) continue;
-    const fs::RootEntry* entry = nullptr;
+    // A tree created in this transaction has its item at (id, ROOT_ITEM, 0).
+    Key key{id, KeyType::ROOT_ITEM, 0};
     for (auto& e : fs_.root_entries())
-      if (e.key.objectid == id) entry = &e;
-    if (!entry) return make_error(Errc::not_found, "no ROOT_ITEM for tree " + std::to_string(id));
+      if (e.key.objectid == id) key = e.key;
     FSCTL_TRY_ASSIGN(auto* rt, root(ROOT_TREE_OBJECTID));
     ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *rt, entry->key, 0, p));
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *rt, key, 0, p));
     if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(id) + " vanished");
     auto d = ctree::item_data_mut(*this, p);
     if (d.size() < ROOT_ITEM_V1_SIZE) return make_error(Errc::corrupt, "short ROOT_ITEM of tree " + std::to_string(id));
@@ -126,6 +127,48 @@ Status Transaction::update_root_items() {
     // The root tree itself may have been copied now: go round again.
     return update_root_items();
   }
+  return {};
+}
+
+Result<ctree::WriteRoot*> Transaction::create_tree(u64 root_id) {
+  if (roots_.count(root_id) || fs_.find_root(root_id))
+    return make_error(Errc::invalid_argument, "tree " + std::to_string(root_id) + " already exists");
+  FSCTL_TRY_ASSIGN(auto leaf, alloc_tree_block(root_id, 0));
+  RootItem ri{};
+  ri.bytenr.set(leaf->bytenr);
+  ri.generation.set(transid_);
+  ri.generation_v2.set(transid_);
+  ri.level = 0;
+  ri.refs.set(1);
+  ri.bytes_used.set(nodesize());
+  FSCTL_TRY_ASSIGN(auto* rt, root(ROOT_TREE_OBJECTID));
+  FSCTL_TRY(ctree::insert_item(*this, *rt, Key{root_id, KeyType::ROOT_ITEM, 0},
+                               std::span<const u8>(reinterpret_cast<const u8*>(&ri), sizeof ri)));
+  auto& w = roots_[root_id];
+  w = ctree::WriteRoot{root_id, leaf->bytenr, 0, transid_};
+  root_items_written_[root_id] = {leaf->bytenr, 0};
+  return &w;
+}
+
+Status Transaction::delete_tree(u64 root_id) {
+  FSCTL_TRY_ASSIGN(auto* r, root(root_id));
+  ctree::ParentCheck c;
+  c.level = r->level;
+  FSCTL_TRY_ASSIGN(auto blk, read_tree_block(r->bytenr, c));
+  if (r->level != 0 || blk->view().nritems() != 0)
+    return make_error(Errc::invalid_argument, "tree " + std::to_string(root_id) + " is not empty");
+  FSCTL_TRY(free_tree_block(r->bytenr, root_id, 0));
+  Key key{root_id, KeyType::ROOT_ITEM, 0};
+  for (auto& e : fs_.root_entries())
+    if (e.key.objectid == root_id) key = e.key;
+  FSCTL_TRY_ASSIGN(auto* rt, root(ROOT_TREE_OBJECTID));
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *rt, key, 0, p));
+  if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(root_id) + " vanished");
+  FSCTL_TRY(ctree::delete_item(*this, *rt, p));
+  roots_.erase(root_id);
+  root_items_written_.erase(root_id);
+  deleted_trees_.insert(root_id);
   return {};
 }
 

@@ -41,6 +41,7 @@ Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool all
 Result<ctree::WriteRoot*> Transaction::root(u64 root_id) {
   auto it = roots_.find(root_id);
   if (it != roots_.end()) return &it->second;
+  if (deleted_trees_.count(root_id)) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " was deleted");
   auto r = fs_.find_root(root_id);
   if (!r) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " does not exist");
   if (root_id == CHUNK_TREE_OBJECTID) return make_error(Errc::unsupported, "the chunk tree is not modified by this engine");
@@ -159,7 +160,7 @@ Result<u64> Transaction::reserve(const Reservation& r) {
   u64 blocks = r.items_updated * per_update + r.items_inserted * per_insert + r.items_deleted * per_update;
   blocks = std::min<u64>(blocks, (r.items_updated + r.items_inserted + r.items_deleted) * per_insert);
   u64 cow_roots = 3 * height * r.trees_touched;  // root tree + extent tree + free space tree paths
-  blocks += cow_roots + blocks / 8 + 4;
+  blocks += cow_roots + blocks / 8 + 4 + r.extra_blocks + r.extra_blocks / 4;
   u64 want = blocks * ns;
   u64 avail = 0;
   for (auto& sp : space_)

@@ -43,6 +43,7 @@ struct Reservation {
   u64 items_updated = 0;
   u64 items_deleted = 0;
   u64 trees_touched = 1;
+  u64 extra_blocks = 0;  // blocks of new trees built by the operation
 };
 
 class Transaction final : public ctree::TreeWriter {
@@ -63,6 +64,16 @@ class Transaction final : public ctree::TreeWriter {
   /// from its ROOT_ITEM, or the superblock for the root tree).
   /// Errors: Errc::not_found when the tree does not exist.
   [[nodiscard]] Result<ctree::WriteRoot*> root(u64 root_id);
+
+  /// Creates an empty tree `root_id` (one empty leaf) with its ROOT_ITEM
+  /// (root_id, ROOT_ITEM, 0) in the root tree: refs 1, level 0, generation
+  /// and generation_v2 = transid, bytes_used = nodesize, no uuid (kernel
+  /// btrfs_create_tree for a global tree). Errors: Errc::invalid_argument
+  /// when the tree exists; allocation errors.
+  [[nodiscard]] Result<ctree::WriteRoot*> create_tree(u64 root_id);
+  /// Deletes tree `root_id`, which must be one empty leaf: frees the block
+  /// and removes its ROOT_ITEM. Errors: Errc::invalid_argument when not empty.
+  [[nodiscard]] Status delete_tree(u64 root_id);
 
   /// Applies extent references, free space and block group usage until they
   /// reach a fixed point, updates root items, writes every new block to all
@@ -118,7 +129,8 @@ class Transaction final : public ctree::TreeWriter {
   std::set<u64> pinned_;                   // freed committed blocks: not reusable before commit
   std::set<u64> extent_inserted_;          // own blocks whose extent item was inserted
   std::set<u64> fst_applied_;              // own blocks already marked used in the free space tree
-  std::map<u64, std::pair<u64, u8>> root_items_written_;  // root id -> (bytenr, level) in its ROOT_ITEM
+  std::map<u64, std::pair<u64, u8>> root_items_written_;
+  std::set<u64> deleted_trees_;            // trees removed by delete_tree in this transaction  // root id -> (bytenr, level) in its ROOT_ITEM
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;
   TransactionStats stats_;

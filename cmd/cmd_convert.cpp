@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// `fsctl convert --bg-tree | --no-bg-tree`: block group tree conversion.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cmd/commands.h"
+#include "convert/bg_tree.h"
+
+namespace fsctl::cmd {
+using json = nlohmann::ordered_json;
+
+namespace {
+
+int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bool to_bgt, bool dry_run, u64 batch) {
+  StderrReporter rep(g);
+  auto fs = dry_run ? open_read_only(devs, g, rep, true) : open_read_write(devs, g, rep);
+  if (!fs) return report_error(fs.error());
+  convert::ConvertOptions o;
+  o.direction = to_bgt ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;
+  o.dry_run = dry_run;
+  o.batch = batch;
+  bool tty = !g.quiet && g.format == Format::text && ::isatty(2);
+  auto t0 = std::chrono::steady_clock::now();
+  if (tty)
+    o.progress = [&](u64 done, u64 total) {
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "\rmoved %llu/%llu block groups (%.0f/s)", static_cast<unsigned long long>(done),
+                   static_cast<unsigned long long>(total), s > 0 ? static_cast<double>(done) / s : 0.0);
+      std::fflush(stderr);
+    };
+  auto r = convert::convert_bg_tree(**fs, o);
+  if (tty) std::fprintf(stderr, "\n");
+  if (!r) return report_error(r.error());
+  const auto& c = *r;
+  if (g.format == Format::json) {
+    json out = json_header("convert");
+    out["direction"] = to_bgt ? "to-bg-tree" : "to-extent-tree";
+    out["dry_run"] = dry_run;
+    out["state_before"] = c.state_before;
+    out["state_after"] = c.state_after;
+    out["already_done"] = c.already_done;
+    out["resumed"] = c.resumed;
+    out["block_groups_total"] = c.block_groups_total;
+    out["block_groups_moved"] = c.block_groups_moved;
+    out["commits"] = c.commits;
+    out["tree_blocks_written"] = c.tree_blocks_written;
+    out["estimated_new_tree_blocks"] = c.estimated_tree_blocks;
+    out["reserved_bytes"] = c.reserved_bytes;
+    out["used_bytes"] = c.used_bytes;
+    out["set_no_holes"] = c.set_no_holes;
+    out["seconds"] = c.seconds;
+    std::cout << out.dump(2) << '\n';
+    return EXIT_OK;
+  }
+  if (c.already_done) {
+    std::cout << "nothing to do: block group items are already in the "
+              << (to_bgt ? "block group tree" : "extent tree") << '\n';
+    return EXIT_OK;
+  }
+  if (dry_run) {
+    std::printf("dry run: would move %llu block group items to the %s, new tree about %llu blocks, reserving %llu bytes; nothing written\n",
+                static_cast<unsigned long long>(c.block_groups_total), to_bgt ? "block group tree" : "extent tree",
+                static_cast<unsigned long long>(c.estimated_tree_blocks), static_cast<unsigned long long>(c.reserved_bytes));
+    return EXIT_OK;
+  }
+  std::printf("%s%s: moved %llu block group items in %llu commits (%llu tree blocks written, %llu bytes used, %llu reserved) in %.3f s%s\n",
+              c.resumed ? "resumed " : "", to_bgt ? "convert to block group tree" : "convert to extent tree",
+              static_cast<unsigned long long>(c.block_groups_moved), static_cast<unsigned long long>(c.commits),
+              static_cast<unsigned long long>(c.tree_blocks_written), static_cast<unsigned long long>(c.used_bytes),
+              static_cast<unsigned long long>(c.reserved_bytes), c.seconds, c.set_no_holes ? "; set NO_HOLES" : "");
+  return EXIT_OK;
+}
+
+}  // namespace
+
+void register_convert(CLI::App& app, const GlobalOptions& g, Action& action) {
+  auto* cv = app.add_subcommand("convert", "Convert block group items between the extent tree and the block group tree");
+  auto devs = std::make_shared<std::vector<std::string>>();
+  auto to = std::make_shared<bool>(false);
+  auto from = std::make_shared<bool>(false);
+  auto dry = std::make_shared<bool>(false);
+  auto batch = std::make_shared<u64>(1024);
+  auto* o1 = cv->add_flag("--bg-tree", *to, "Move block group items into the block group tree (compat_ro block_group_tree)");
+  auto* o2 = cv->add_flag("--no-bg-tree", *from, "Move block group items back into the extent tree");
+  o1->excludes(o2);
+  cv->add_flag("-n,--dry-run", *dry, "Say what would be done; write nothing");
+  cv->add_option("--batch", *batch, "Block groups moved per commit (default 1024)")->check(CLI::Range(1, 1 << 20));
+  cv->add_option("devices", *devs, "All devices of the filesystem")->required();
+  cv->callback([&g, &action, devs, to, from, dry, batch] {
+    if (!*to && !*from) throw CLI::ValidationError("convert", "give --bg-tree or --no-bg-tree");
+    action = [&g, devs, to, dry, batch] { return run_convert(g, *devs, *to, *dry, *batch); };
+  });
+}
+
+}  // namespace fsctl::cmd

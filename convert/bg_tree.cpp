@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Block group tree conversion (docs/DESIGN.md; FORMAT.md section 1). Each
+// batch is one transaction: delete BLOCK_GROUP_ITEMs from the source tree,
+// insert the same key and bytes into the destination tree, highest start
+// first, so the btrfs-progs rule "block groups at or above the last converted
+// start are in the new tree" holds after every commit and btrfstune can resume
+// what fsctl started (and the other way round).
+#include "convert/bg_tree.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "lib/ctree/search.h"
+#include "lib/ctree/write.h"
+#include "lib/format/items.h"
+#include "lib/format/super.h"
+#include "lib/transaction/transaction.h"
+
+namespace fsctl::convert {
+using namespace fsctl::format;
+
+Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  ConvertReport rep;
+  const fs::BgTreeState& st = fs.bg_tree_state();
+  rep.state_before = st.describe();
+  bool forward = opts.direction == Direction::to_bg_tree;
+  u64 src_tree = forward ? EXTENT_TREE_OBJECTID : BLOCK_GROUP_TREE_OBJECTID;
+  u64 dst_tree = forward ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID;
+
+  if (forward) {
+    if (st.has_bg_tree_bit && !st.changing) {
+      rep.already_done = true;
+    } else if (st.has_bg_tree_bit && st.changing) {
+      return make_error(Errc::unsupported, "a conversion from the block group tree is in progress; finish it first with fsctl convert --no-bg-tree");
+    }
+  } else {
+    if (!st.has_bg_tree_bit && !st.changing) {
+      rep.already_done = true;
+    } else if (!st.has_bg_tree_bit && st.changing) {
+      return make_error(Errc::unsupported, "a conversion to the block group tree is in progress; finish it first with fsctl convert --bg-tree");
+    }
+  }
+  rep.block_groups_total = fs.block_groups().size();
+  if (rep.already_done) {
+    rep.state_after = rep.state_before;
+    return rep;
+  }
+  rep.resumed = st.changing;
+  u64 cro = fs.super().compat_ro_flags.get();
+  if (forward && !(cro & COMPAT_RO_FREE_SPACE_TREE_VALID))
+    return make_error(Errc::unsupported, "the filesystem has no valid free space tree (space cache v2), which the block group tree needs: "
+                                         "mount it once with -o space_cache=v2 (or run btrfstune --convert-to-free-space-tree), then convert");
+
+  std::vector<fs::BlockGroup> todo;
+  for (auto& bg : fs.block_groups())
+    if (bg.item_tree == src_tree) todo.push_back(bg);
+  std::sort(todo.begin(), todo.end(), [](const fs::BlockGroup& a, const fs::BlockGroup& b) { return a.start > b.start; });
+  u64 total = todo.size();
+  u64 batch = std::max<u64>(opts.batch, 1);
+  u32 ns = fs.nodesize();
+  u64 per_leaf = (leaf_data_size(ns)) / (sizeof(Item) + sizeof(BlockGroupItem));
+  u64 new_tree_blocks = forward ? (rep.block_groups_total + per_leaf - 1) / per_leaf + 1 : 0;
+  rep.estimated_tree_blocks = new_tree_blocks;
+
+  // Reservation for the whole run, before the first write: the destination
+  // tree plus the copies of one batch (space freed by a commit is reusable by
+  // the next one).
+  {
+    FSCTL_TRY_ASSIGN(auto probe, transaction::Transaction::start(fs, true));
+    transaction::Reservation r;
+    r.items_deleted = std::min(batch, std::max<u64>(total, 1));
+    r.items_inserted = r.items_deleted;
+    r.trees_touched = 2;
+    r.extra_blocks = new_tree_blocks;
+    FSCTL_TRY_ASSIGN(rep.reserved_bytes, probe->reserve(r));
+  }
+  if (opts.dry_run) {
+    rep.block_groups_moved = 0;
+    rep.state_after = rep.state_before;
+    return rep;
+  }
+
+  auto finish_flags = [&](bool last, u64& set, u64& clear, u64& cro_set, u64& cro_clear) {
+    set = clear = cro_set = cro_clear = 0;
+    if (!last) return;
+    clear = SUPER_FLAG_CHANGING_BG_TREE;
+    if (forward)
+      cro_set = COMPAT_RO_BLOCK_GROUP_TREE;
+    else
+      cro_clear = COMPAT_RO_BLOCK_GROUP_TREE;
+  };
+
+  // First transaction of a fresh run: mark the conversion (and, forward,
+  // create tree 11 and set NO_HOLES, which the kernel requires with the
+  // block group tree — btrfstune sets it the same way).
+  if (!st.changing) {
+    FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs, true));
+    transaction::Reservation r;
+    r.items_inserted = 1;
+    r.extra_blocks = 1;
+    FSCTL_TRY(t->reserve(r));
+    u64 incompat_set = 0;
+    if (forward) {
+      if (!fs.find_root(BLOCK_GROUP_TREE_OBJECTID)) FSCTL_TRY(t->create_tree(BLOCK_GROUP_TREE_OBJECTID));
+      if (!(fs.super().incompat_flags.get() & INCOMPAT_NO_HOLES)) {
+        incompat_set = INCOMPAT_NO_HOLES;
+        rep.set_no_holes = true;
+      }
+    }
+    FSCTL_TRY(t->commit(SUPER_FLAG_CHANGING_BG_TREE, 0, 0, 0, incompat_set));
+    rep.commits++;
+    rep.tree_blocks_written += t->stats().blocks_written;
+    rep.used_bytes += t->stats().used_bytes;
+  }
+
+  std::size_t i = 0;
+  do {
+    std::size_t end = std::min<std::size_t>(todo.size(), i + batch);
+    bool last = end == todo.size();
+    FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs, true));
+    transaction::Reservation r;
+    r.items_deleted = end - i;
+    r.items_inserted = end - i;
+    r.trees_touched = 2;
+    FSCTL_TRY(t->reserve(r));
+    FSCTL_TRY_ASSIGN(auto* src, t->root(src_tree));
+    FSCTL_TRY_ASSIGN(auto* dst, t->root(dst_tree));
+    for (std::size_t k = i; k < end; ++k) {
+      Key key{todo[k].start, KeyType::BLOCK_GROUP_ITEM, todo[k].length};
+      ctree::Path p;
+      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*t, *src, key, 0, p));
+      if (!exact)
+        return make_error(Errc::corrupt, "block group item " + std::to_string(todo[k].start) + " vanished from its tree");
+      auto d = p.item_data();
+      std::vector<u8> item(d.begin(), d.end());
+      FSCTL_TRY(ctree::delete_item(*t, *src, p));
+      FSCTL_TRY(ctree::insert_item(*t, *dst, key, item));
+    }
+    if (last && !forward) FSCTL_TRY(t->delete_tree(BLOCK_GROUP_TREE_OBJECTID));
+    u64 set, clear, cro_set, cro_clear;
+    finish_flags(last, set, clear, cro_set, cro_clear);
+    FSCTL_TRY(t->commit(set, clear, cro_set, cro_clear));
+    rep.commits++;
+    rep.tree_blocks_written += t->stats().blocks_written;
+    rep.used_bytes += t->stats().used_bytes;
+    rep.block_groups_moved += end - i;
+    if (opts.progress) opts.progress(rep.block_groups_moved, total);
+    i = end;
+  } while (i < todo.size());
+
+  fs::BgTreeState after = st;
+  after.has_bg_tree_bit = forward;
+  after.changing = false;
+  rep.state_after = after.describe();
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+}  // namespace fsctl::convert

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Block group tree conversion, both directions, batched and resumable, in
+// the on-disk form btrfs-progs' btrfstune uses (tune/convert-bgt.c): tree 11
+// with its ROOT_ITEM in the root tree, super flag CHANGING_BG_TREE while
+// converting, block groups moved from the highest start down, compat_ro
+// BLOCK_GROUP_TREE set when done. A crash leaves a committed state; rerunning
+// the same command finishes it (DESIGN.md invariant 3).
+#pragma once
+#include <functional>
+#include <string>
+
+#include "lib/fs/fs_info.h"
+
+namespace fsctl::convert {
+
+enum class Direction { to_bg_tree, to_extent_tree };
+
+struct ConvertOptions {
+  Direction direction = Direction::to_bg_tree;
+  u64 batch = 1024;      // block groups moved per commit
+  bool dry_run = false;  // compute and report, write nothing
+  /// Called after each commit with (moved so far, total to move).
+  std::function<void(u64, u64)> progress;
+};
+
+struct ConvertReport {
+  std::string state_before;   // BgTreeState::describe() at start
+  std::string state_after;
+  bool already_done = false;  // nothing to do: the filesystem is in the asked state
+  bool resumed = false;       // a half-done conversion (ours or btrfstune's) was continued
+  u64 block_groups_total = 0;
+  u64 block_groups_moved = 0;
+  u64 commits = 0;
+  u64 tree_blocks_written = 0;
+  u64 reserved_bytes = 0;
+  u64 used_bytes = 0;
+  u64 estimated_tree_blocks = 0;  // dry run: blocks the new tree and the copies will take
+  bool set_no_holes = false;
+  double seconds = 0;
+};
+
+/// Converts. REQUIRES: `fs` opened for writing with block groups loaded.
+/// Errors (nothing written): Errc::unsupported for missing prerequisites
+/// (FREE_SPACE_TREE_VALID; the message says how to get it), a log tree, an
+/// unknown incompat bit, a half-done conversion in the other direction;
+/// Errc::nospc when metadata space cannot hold the work. Errors during the
+/// run leave the last committed batch on disk (a resumable state).
+[[nodiscard]] Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts);
+
+}  // namespace fsctl::convert
