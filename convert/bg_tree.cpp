@@ -73,7 +73,8 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     r.items_inserted = r.items_deleted;
     r.trees_touched = 2;
     r.extra_blocks = new_tree_blocks;
-    FSCTL_TRY_ASSIGN(rep.reserved_bytes, probe->reserve(r));
+    FSCTL_TRY_ASSIGN(u64 whole, probe->reserve(r));
+    if (opts.dry_run) rep.reserved_bytes = whole;
   }
   if (opts.dry_run) {
     rep.block_groups_moved = 0;
@@ -99,7 +100,8 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     transaction::Reservation r;
     r.items_inserted = 1;
     r.extra_blocks = 1;
-    FSCTL_TRY(t->reserve(r));
+    FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(r));
+    rep.reserved_bytes += reserved;
     u64 incompat_set = 0;
     if (forward) {
       if (!fs.find_root(BLOCK_GROUP_TREE_OBJECTID)) FSCTL_TRY(t->create_tree(BLOCK_GROUP_TREE_OBJECTID));
@@ -123,7 +125,8 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     r.items_deleted = end - i;
     r.items_inserted = end - i;
     r.trees_touched = 2;
-    FSCTL_TRY(t->reserve(r));
+    FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(r));
+    rep.reserved_bytes += reserved;
     FSCTL_TRY_ASSIGN(auto* src, t->root(src_tree));
     FSCTL_TRY_ASSIGN(auto* dst, t->root(dst_tree));
     for (std::size_t k = i; k < end; ++k) {

@@ -12,6 +12,14 @@ using namespace fsctl::format;
 Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compat_ro_set, u64 compat_ro_clear,
                            u64 incompat_set) {
   FSCTL_TRY(update_qgroup_status_generation());
+  // The root tree's root block must carry the new generation (the kernel
+  // reads it expecting the superblock's generation), so every commit copies
+  // it, even one that only changes superblock flags.
+  {
+    FSCTL_TRY_ASSIGN(auto* rt, root(ROOT_TREE_OBJECTID));
+    ctree::Path p;
+    FSCTL_TRY(ctree::search_slot_for_write(*this, *rt, Key{}, 0, p));
+  }
   for (int round = 0;; ++round) {
     if (round > 10000) return make_error(Errc::aborted, "commit did not reach a fixed point");
     bool work = !pending_drop_.empty() || !pending_add_.empty() || !pending_fst_.empty() || !bg_delta_.empty();
