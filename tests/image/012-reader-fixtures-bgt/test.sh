@@ -11,16 +11,16 @@
 #    the JSON.
 # The *-4k images are 260 GiB sparse files that take a minute each to unpack
 # in full; all their metadata chunks lie in the first GiBs (computed from the
-# JSON's chunk list), so only that prefix is unpacked and the file is cut at
-# 256 GiB: the third superblock copy (at 256 GiB) does not fit and is not
-# compared here (010 compares a 3-copy image).
+# JSON's chunk list), so only that prefix is unpacked into a sparse file of the
+# full size. Their third superblock copy (at 256 GiB) is then zeros: both tools
+# must reject it (010 compares a valid 3-copy image), fsctl with a warning.
 source "$(dirname "$0")/../common/lib.sh"
 source "$(dirname "$0")/../common/oracle.sh"
 FX=$SHARED/fixtures-bgt
 [ -f "$FX/MANIFEST.json" ] || skip "no fixtures at $FX (they live beside the repo in ../shared)"
 
 # unpack_meta NAME DEST: the whole image when small, else the GiBs that hold
-# every SYSTEM/METADATA chunk stripe, in a file cut at 256 GiB.
+# every SYSTEM/METADATA chunk stripe, in a sparse file of the image's size.
 unpack_meta() {
   local name=$1 dest=$2
   read -r size need < <(python3 - "$FX/$name.json" <<'PY'
@@ -42,7 +42,7 @@ PY
   # zstd stops on the closed pipe once dd has its prefix; dd keeps holes.
   { zstd -q -dc "$FX/$name.img.zst" 2>/dev/null || true; } |
     dd of="$dest" bs=1M count=$((need << 10)) iflag=fullblock conv=sparse status=none
-  truncate -s $((256 << 30)) "$dest"
+  truncate -s "$size" "$dest"
 }
 
 fails=()

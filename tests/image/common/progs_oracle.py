@@ -209,6 +209,11 @@ def cmd_super(fsctl_path, progs_path):
             errs.append("%s bytenr %d: progs shows a superblock copy fsctl does not" % (p["device"], p["bytenr"]))
             continue
         sb = c.get("superblock")
+        if not p["fields"]:
+            # progs refused the copy ("bad magic"): fsctl must call it invalid too
+            if c.get("valid", True):
+                errs.append("%s bytenr %d: progs rejects this copy, fsctl calls it valid" % (p["device"], p["bytenr"]))
+            continue
         if sb is None:
             errs.append("%s bytenr %d: fsctl has no decoded superblock" % (p["device"], p["bytenr"]))
             continue
