@@ -124,6 +124,10 @@ for r in $(seq 1 "$RUNS"); do
 done
 
 # --- report ------------------------------------------------------------------
+echo "# bench/walk.sh $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# machine: $(nproc) CPUs, $(free -m | awk '/^Mem:/{printf "%.1f GiB RAM", $2/1024}'), kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# fsctl: $FSCTL (repo HEAD $(git -C "$REPO" log -1 --format=%h 2>/dev/null || echo '?') at run time)"
+echo "# btrfs: $(btrfs --version 2>/dev/null | head -1)"
 python3 - "$W" "$RUNS" "$META_USED" "$CACHE_MIB" "$IMG" "$FSCTL" "${SKIP_CHECK:-0}" <<'EOF'
 import json, statistics, sys, os
 w, runs, meta_used, cache_mib, img, fsctl, skip_check = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7] == "1"
