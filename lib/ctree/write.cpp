@@ -110,38 +110,20 @@ Status split_node(TreeWriter& w, WriteRoot& root, Path& path, int level, const K
   return {};
 }
 
-// Splits the leaf so that `need` bytes fit at the path's slot (inserting `key`).
-Status split_leaf(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u32 need) {
+// Moves items [mid, n) of the leaf at the path into a new right sibling and
+// links it after the leaf. The path follows the target (a new item about to be
+// inserted at slots[0], or the existing item at slots[0]) to the right when
+// `target_right`. `key` is the new item's key: the right leaf's key when it
+// starts empty (mid == n, the new item alone on the right).
+Status split_leaf_at(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u32 mid, bool target_right) {
   u32 ns = w.nodesize();
   u32 data_size = leaf_data_size(ns);
-  if (need > data_size) return make_error(Errc::invalid_argument, "item of " + std::to_string(need) + " bytes cannot fit a leaf");
   if (root.level == 0) FSCTL_TRY(grow_root(w, root, path));
   auto leaf = mut_block(w, path.nodes[0]);
   NodeMut lm(leaf->data, ns);
   NodeView lv = lm.view();
   u32 n = lv.nritems();
   u32 slot = path.slots[0];
-  auto used = [&](u32 a, u32 b) {  // bytes of items [a, b) incl. headers
-    u32 s = 0;
-    for (u32 i = a; i < b; ++i) s += lv.item_size(i) + static_cast<u32>(sizeof(Item));
-    return s;
-  };
-  // Candidates: halves by count, then the insertion point itself.
-  u32 mid = 0;
-  bool right_side = false, found = false;
-  for (u32 cand : {n / 2, slot}) {
-    if (cand > n) continue;
-    bool to_right = cand == 0 ? false : slot >= cand;
-    u32 side = to_right ? used(cand, n) : used(0, cand);
-    u32 left_count = cand + (to_right ? 0 : 1), right_count = n - cand + (to_right ? 1 : 0);
-    if (side + need <= data_size && left_count > 0 && right_count > 0) {
-      mid = cand;
-      right_side = to_right;
-      found = true;
-      break;
-    }
-  }
-  if (!found) return make_error(Errc::invalid_argument, "cannot split leaf " + std::to_string(leaf->bytenr) + " to fit " + std::to_string(need) + " bytes");
   FSCTL_TRY_ASSIGN(auto right, w.alloc_tree_block(root.root_id, 0));
   NodeMut rm(right->data, ns);
   u32 top = mid == 0 ? data_size : lv.item_offset(mid - 1);
@@ -158,12 +140,72 @@ Status split_leaf(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u3
   Key right_key = n > mid ? rm.view().item_key(0) : key;
   auto parent = mut_block(w, path.nodes[1]);
   NodeMut(parent->data, ns).node_insert(path.slots[1] + 1, right_key, right->bytenr, w.transid());
-  if (right_side) {
+  if (target_right) {
     path.nodes[0] = right;
     path.slots[0] = slot - mid;
     path.slots[1]++;
   }
   return {};
+}
+
+// Splits the leaf at the path so that `need` more bytes fit for the target at
+// slots[0]: a new item of `need` bytes (header included) inserted there, or,
+// with `extend`, the existing item there growing by `need` (kernel
+// split_leaf). One split when a split point gives the target's side room;
+// otherwise the target is first cut off from the items before it and then,
+// in a second split, from the items after it, so it ends alone in a leaf
+// (the kernel's double split). REQUIRES: parent with room for two pointers
+// (search_slot_for_write splits nodes with fewer than two free slots).
+Status split_leaf(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u32 need, bool extend) {
+  u32 ns = w.nodesize();
+  u32 data_size = leaf_data_size(ns);
+  for (int round = 0; round < 3; ++round) {
+    NodeView lv = path.nodes[0]->view();
+    u32 n = lv.nritems();
+    u32 slot = path.slots[0];
+    if (NodeMut(mut_block(w, path.nodes[0])->data, ns).leaf_free_space() >= need) return {};
+    auto used = [&](u32 a, u32 b) {  // bytes of items [a, b) incl. headers
+      u32 s = 0;
+      for (u32 i = a; i < b; ++i) s += lv.item_size(i) + static_cast<u32>(sizeof(Item));
+      return s;
+    };
+    // Split points: mid = first item of the right leaf; the target goes
+    // right when `to_right`. An existing item is on the right iff slot >= mid;
+    // a new item at slot == mid may go either way. Halves first, then cuts at
+    // the target.
+    struct Cand {
+      u32 mid;
+      bool to_right;
+    };
+    std::vector<Cand> cands;
+    u32 half = (n + 1) / 2;
+    cands.push_back({half, extend ? slot >= half : slot >= half});
+    if (extend) {
+      if (slot + 1 < n) cands.push_back({slot + 1, false});  // target last on the left
+      if (slot > 0) cands.push_back({slot, true});           // target first on the right
+    } else {
+      cands.push_back({slot, true});   // new item first on the right
+      cands.push_back({slot, false});  // new item last on the left
+    }
+    for (const Cand& c : cands) {
+      if (c.mid > n) continue;
+      u32 items_left = c.mid, items_right = n - c.mid;
+      if (!extend) (c.to_right ? items_right : items_left)++;
+      if (items_left == 0 || items_right == 0) continue;  // a split must leave both leaves with an item
+      u32 side = c.to_right ? used(c.mid, n) : used(0, c.mid);
+      if (side + need <= data_size) return split_leaf_at(w, root, path, key, c.mid, c.to_right);
+    }
+    // No single split gives room: cut the target off from the items before
+    // it (or, at slot 0, an existing item from those after it) and retry.
+    if (slot > 0)
+      FSCTL_TRY(split_leaf_at(w, root, path, key, slot, true));
+    else if (extend && n > 1)
+      FSCTL_TRY(split_leaf_at(w, root, path, key, 1, false));
+    else
+      break;
+  }
+  return make_error(Errc::invalid_argument, "cannot split leaf " + std::to_string(path.nodes[0]->bytenr) + " to fit " +
+                                                std::to_string(need) + " more bytes");
 }
 
 }  // namespace
@@ -199,9 +241,14 @@ Result<bool> search_slot_for_write(TreeWriter& w, WriteRoot& root, const Key& ke
     NodeView v = path.nodes[0]->view();
     bool exact = false;
     path.slots[0] = lower_bound_slot(v, key, exact);
-    if (ins_len > 0 && !exact) {
+    // An existing key with ins_len > 0 is an item about to grow by ins_len
+    // (resize_item); a missing one is an insertion of ins_len bytes.
+    if (ins_len > 0) {
+      if (ins_len > leaf_data_size(ns) - (exact ? v.item_size(path.slots[0]) + static_cast<u32>(sizeof(Item)) : 0))
+        return make_error(Errc::invalid_argument, std::string(exact ? "growing item " : "inserting item ") + key_to_string(key) + " by " +
+                                                      std::to_string(ins_len) + " bytes exceeds the leaf size");
       auto leaf = mut_block(w, path.nodes[0]);
-      if (NodeMut(leaf->data, ns).leaf_free_space() < ins_len) FSCTL_TRY(split_leaf(w, root, path, key, ins_len));
+      if (NodeMut(leaf->data, ns).leaf_free_space() < ins_len) FSCTL_TRY(split_leaf(w, root, path, key, ins_len, exact));
     }
     return exact;
   }
@@ -223,7 +270,9 @@ Status insert_item(TreeWriter& w, WriteRoot& root, const Key& key, std::span<con
   Path path;
   FSCTL_TRY(insert_empty_item(w, root, key, static_cast<u32>(data.size()), path));
   auto dst = item_data_mut(w, path);
-  std::memcpy(dst.data(), data.data(), data.size());
+  // memcpy from the null pointer of an empty span (FREE_SPACE_EXTENT items
+  // have no data) is undefined even for 0 bytes.
+  if (!data.empty()) std::memcpy(dst.data(), data.data(), data.size());
   return {};
 }
 

@@ -13,10 +13,13 @@ namespace fsctl::ctree {
 /// transaction first (or reused if already copied), so the caller may modify
 /// the leaf. With `ins_len` > 0 (item size + item header) nodes that are full
 /// and the leaf that lacks room are split on the way, so an insertion of that
-/// size fits at path.slots[0]. Returns true when `key` exists.
-/// Effect: `root` follows a new root block; `path` holds dirty blocks.
+/// size fits at path.slots[0]; when `key` exists, `ins_len` is how much its
+/// item will grow (resize_item), and the leaf is split so that it can (twice
+/// if needed: the item may end alone in its leaf). Returns true when `key`
+/// exists. Effect: `root` follows a new root block; `path` holds dirty blocks.
 /// Errors: read errors, Errc::nospc from allocation, Errc::unsupported for a
-/// shared block.
+/// shared block, Errc::invalid_argument when the insertion or growth cannot
+/// fit any leaf.
 [[nodiscard]] Result<bool> search_slot_for_write(TreeWriter& w, WriteRoot& root, const format::Key& key,
                                                  u32 ins_len, Path& path);
 

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// tree_torture: the property test of the B-tree write side and the
+// transaction engine (issue 4; DESIGN.md invariants 1-4). Test-only, not an
+// fsctl command. It runs K transactions of M seeded random operations on a
+// scratch tree (insert, delete, delete a run, grow/shrink, update in place,
+// COW-only search), keeps a model std::map<Key, bytes>, and after every
+// commit re-reads the scratch tree through the read side on a fresh FsInfo
+// and compares it with the model item by item.
+//
+// The scratch tree: objectid 200 (SCRATCH_TREE_DEFAULT), items of key types
+// 2 and 9. Why btrfs check (progs 6.2, check/main.c) accepts it whatever it
+// holds:
+//  - check_fs_roots() only checks trees with fs_root_objectid(): 5, [256, -256]
+//    and the reloc tree. 200 is none of them and no tree id anywhere (progs
+//    and kernel use 1..13: 12 is the raid stripe tree and 13 the remap tree
+//    in newer versions, so those are avoided).
+//  - The extent walk (run_next_block) visits every tree listed by ROOT_ITEMs,
+//    so our blocks need and get normal extent items with a TREE_BLOCK_REF to
+//    200 (the transaction engine adds them). Its leaf loop interprets only
+//    EXTENT/METADATA_ITEM, EXTENT_CSUM, CHUNK, DEV_ITEM, BLOCK_GROUP,
+//    DEV_EXTENT, the back reference types, ORPHAN_ITEM and EXTENT_DATA, in any
+//    tree; every other type is skipped. Types 2 and 9 are defined by no
+//    kernel or progs version, so neither check nor the kernel's tree-checker
+//    interpret their bytes.
+//  - btrfs_check_leaf/node only check generic layout (key order, offsets,
+//    nritems), which is what the engine must get right.
+//
+// Exit status: 0 ok, 1 mismatch or engine error, 2 usage, 4 ENOSPC
+// (metadata full: chunk allocation is not implemented).
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/ctree/search.h"
+#include "lib/ctree/write.h"
+#include "lib/fs/fs_info.h"
+#include "lib/io/fault_device.h"
+#include "lib/transaction/transaction.h"
+
+using namespace fsctl;
+using namespace fsctl::format;
+
+namespace {
+
+constexpr u64 SCRATCH_TREE_DEFAULT = 200;
+constexpr u8 TYPE_A = 2, TYPE_B = 9;  // key types no btrfs version defines
+constexpr int EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_NOSPC = 4;
+
+using Model = std::map<Key, std::vector<u8>>;
+
+// splitmix64: deterministic everywhere (std distributions are not).
+struct Rng {
+  u64 s;
+  u64 next() {
+    u64 z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  u64 below(u64 n) { return n ? next() % n : 0; }
+  u64 range(u64 lo, u64 hi) { return lo + below(hi - lo + 1); }  // inclusive
+  bool chance(u64 percent) { return below(100) < percent; }
+};
+
+struct Options {
+  std::string image;
+  u64 seed = 1;
+  u64 transactions = 1;
+  u64 ops = 100;
+  u64 tree = SCRATCH_TREE_DEFAULT;
+  std::string mix = "mixed";
+  std::string after_commit;
+  std::string snapshots;
+  std::string dump;
+  bool quiet = false;
+};
+
+enum class Op { insert, del, del_run, grow, shrink, update, search };
+
+struct Weights {
+  int insert, del, del_run, grow, shrink, update, search;
+};
+
+Weights weights_of(const std::string& mix) {
+  if (mix == "grow") return {70, 5, 1, 8, 4, 8, 4};
+  if (mix == "shrink") return {10, 30, 10, 10, 10, 10, 5};  // runs of 2..64: whole leaves go
+  if (mix == "churn") return {40, 30, 2, 10, 8, 7, 3};
+  return {50, 15, 2, 12, 8, 10, 3};  // mixed
+}
+
+Op pick_op(Rng& rng, const Weights& w) {
+  int total = w.insert + w.del + w.del_run + w.grow + w.shrink + w.update + w.search;
+  int x = static_cast<int>(rng.below(static_cast<u64>(total)));
+  if ((x -= w.insert) < 0) return Op::insert;
+  if ((x -= w.del) < 0) return Op::del;
+  if ((x -= w.del_run) < 0) return Op::del_run;
+  if ((x -= w.grow) < 0) return Op::grow;
+  if ((x -= w.shrink) < 0) return Op::shrink;
+  if ((x -= w.update) < 0) return Op::update;
+  return Op::search;
+}
+
+std::string key_str(const Key& k) {
+  char b[96];
+  std::snprintf(b, sizeof b, "(%" PRIu64 " %u %" PRIu64 ")", k.objectid, k.type, k.offset);
+  return b;
+}
+
+// One line per item: key, size, hex bytes; the first line says whether the
+// tree exists (a crash before the first commit leaves no tree).
+void write_items(const std::string& file, bool present, const Model& m) {
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  if (!f) {
+    std::perror(file.c_str());
+    std::exit(EXIT_MISMATCH);
+  }
+  std::fprintf(f, "tree %s items %zu\n", present ? "present" : "absent", m.size());
+  for (auto& [k, v] : m) {
+    std::fprintf(f, "%" PRIu64 " %u %" PRIu64 " %zu ", k.objectid, k.type, k.offset, v.size());
+    for (u8 c : v) std::fprintf(f, "%02x", c);
+    std::fputc('\n', f);
+  }
+  std::fclose(f);
+}
+
+[[noreturn]] void die(const std::string& what, const Error& e) {
+  std::fprintf(stderr, "tree_torture: %s: %s\n", what.c_str(), e.message.c_str());
+  std::exit(e.code == Errc::nospc ? EXIT_NOSPC : EXIT_MISMATCH);
+}
+
+template <class T>
+T must(Result<T> r, const std::string& what) {
+  if (!r) die(what, r.error());
+  return std::move(*r);
+}
+void must(Status s, const std::string& what) {
+  if (!s) die(what, s.error());
+}
+
+std::unique_ptr<fs::FsInfo> open_fs(const std::string& image, bool write) {
+  fs::OpenOptions o;
+  o.write = write;
+  o.load_block_groups = write;  // the transaction needs them; the reader does not
+  return must(fs::FsInfo::open({image}, o), "opening " + image);
+}
+
+struct TreeShape {
+  bool present = false;
+  u8 height = 0;  // root level + 1
+  std::vector<u64> blocks;  // per level
+  u64 empty_leaves = 0;
+};
+
+// Walks every block of the tree with full parent checks (level, generation
+// of the pointer, first key) and counts blocks per level.
+Status walk(fs::FsInfo& fs, u64 bytenr, const ctree::ParentCheck& c, TreeShape& shape) {
+  FSCTL_TRY_ASSIGN(auto b, fs.read_tree_block(bytenr, c));
+  NodeView v = b->view();
+  shape.blocks[v.level()]++;
+  if (v.is_leaf()) {
+    if (v.nritems() == 0) shape.empty_leaves++;
+    return {};
+  }
+  for (u32 i = 0; i < v.nritems(); ++i) {
+    ctree::ParentCheck cc;
+    cc.level = v.level() - 1;
+    cc.transid = v.ptr_generation(i);
+    cc.first_key = v.node_key(i);
+    FSCTL_TRY(walk(fs, v.blockptr(i), cc, shape));
+  }
+  return {};
+}
+
+// Reads the scratch tree on a fresh read-only FsInfo.
+Model read_tree(const std::string& image, u64 tree, TreeShape* shape) {
+  auto fs = open_fs(image, false);
+  Model m;
+  auto r = fs->find_root(tree);
+  if (shape) *shape = TreeShape{};
+  if (!r) return m;
+  must(ctree::for_each_item(*fs, *r, ctree::KeyRange{}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+         auto d = leaf.item_data(slot);
+         m.emplace(leaf.item_key(slot), std::vector<u8>(d.begin(), d.end()));
+         return ctree::Visit::next;
+       }),
+       "reading tree " + std::to_string(tree));
+  if (shape) {
+    shape->present = true;
+    shape->height = static_cast<u8>(r->level + 1);
+    shape->blocks.assign(shape->height, 0);
+    ctree::ParentCheck c;
+    c.level = r->level;
+    c.transid = r->generation;
+    c.owner = tree;
+    must(walk(*fs, r->bytenr, c, *shape), "walking tree " + std::to_string(tree));
+    if (shape->empty_leaves && shape->height > 1) {
+      std::fprintf(stderr, "tree_torture: %" PRIu64 " empty leaves in a tree of height %u\n", shape->empty_leaves, shape->height);
+      std::exit(EXIT_MISMATCH);
+    }
+  }
+  return m;
+}
+
+bool compare(const Model& want, const Model& have) {
+  int shown = 0;
+  auto a = want.begin();
+  auto b = have.begin();
+  bool same = true;
+  auto report = [&](const std::string& s) {
+    same = false;
+    if (shown++ < 20) std::fprintf(stderr, "tree_torture: MISMATCH %s\n", s.c_str());
+  };
+  while (a != want.end() || b != have.end()) {
+    if (b == have.end() || (a != want.end() && a->first < b->first)) {
+      report("model has " + key_str(a->first) + " size " + std::to_string(a->second.size()) + ", tree does not");
+      ++a;
+    } else if (a == want.end() || b->first < a->first) {
+      report("tree has " + key_str(b->first) + " size " + std::to_string(b->second.size()) + ", model does not");
+      ++b;
+    } else {
+      if (a->second != b->second)
+        report(key_str(a->first) + ": model size " + std::to_string(a->second.size()) + ", tree size " +
+               std::to_string(b->second.size()) + (a->second.size() == b->second.size() ? " (bytes differ)" : ""));
+      ++a;
+      ++b;
+    }
+  }
+  if (!same) std::fprintf(stderr, "tree_torture: %d differences (model %zu items, tree %zu)\n", shown, want.size(), have.size());
+  return same;
+}
+
+void fill_random(Rng& rng, std::span<u8> d) {
+  for (auto& c : d) c = static_cast<u8>(rng.next());
+}
+
+struct Runner {
+  Options opt;
+  Rng rng;
+  Model model;
+  u32 nodesize = 0;
+  u32 max_item = 0;
+  // Counters over the run.
+  u64 n_ins = 0, n_del = 0, n_grow = 0, n_shrink = 0, n_upd = 0, n_search = 0, leaves_emptied = 0, max_height = 0;
+
+  Key random_key() {
+    // New keys: mostly random, some after the last or before the first key
+    // (appends split at the end of the rightmost leaf, prepends change the
+    // first key of every node on the leftmost path).
+    u64 mode = rng.below(100);
+    if (!model.empty() && mode < 12) {
+      Key k = std::prev(model.end())->first;
+      return Key{k.objectid + rng.range(1, 3), rng.chance(50) ? TYPE_A : TYPE_B, rng.below(1000)};
+    }
+    if (!model.empty() && mode < 22) {
+      Key k = model.begin()->first;
+      if (k.objectid > 4) return Key{k.objectid - rng.range(1, 3), rng.chance(50) ? TYPE_A : TYPE_B, rng.below(1000)};
+    }
+    return Key{(1ULL << 32) + rng.below(1ULL << 24), rng.chance(50) ? TYPE_A : TYPE_B, rng.below(4)};
+  }
+
+  u32 random_size() {
+    u64 x = rng.below(100);
+    if (x < 60) return static_cast<u32>(rng.range(0, 300));
+    if (x < 78) return static_cast<u32>(rng.range(0, 16));
+    if (x < 93) return static_cast<u32>(rng.range(300, std::min<u64>(1500, max_item)));
+    return static_cast<u32>(rng.range(max_item - 64, max_item));  // near the maximum item size
+  }
+
+  // An existing key, roughly uniform; model must not be empty.
+  Model::iterator random_existing() {
+    Key probe{(1ULL << 32) + rng.below(1ULL << 24), 0, 0};
+    if (rng.chance(20)) probe = Key{rng.below(1ULL << 33), 0, 0};
+    auto it = model.lower_bound(probe);
+    if (it == model.end()) it = model.begin();
+    return it;
+  }
+
+  void run_transaction(fs::FsInfo& fs, u64 index) {
+    Weights w = weights_of(opt.mix);
+    if (opt.mix == "phases") {
+      // Grow for a while, then shrink hard, then churn: splits at every
+      // level, then leaves and nodes emptied and unlinked.
+      static const char* const cycle[] = {"grow", "grow", "grow", "mixed", "shrink", "churn"};
+      w = weights_of(cycle[index % 6]);
+    }
+    struct Planned {
+      Op op;
+      u32 run;
+    };
+    std::vector<Planned> plan;
+    transaction::Reservation r;
+    for (u64 i = 0; i < opt.ops; ++i) {
+      Planned p{pick_op(rng, w), 1};
+      if (p.op == Op::del_run) p.run = static_cast<u32>(rng.range(2, w.del_run >= 10 ? 64 : 8));
+      switch (p.op) {
+        case Op::insert:
+        case Op::grow:
+          r.items_inserted++;
+          break;
+        case Op::del:
+        case Op::del_run:
+          r.items_deleted += p.run;
+          break;
+        case Op::shrink:
+        case Op::update:
+        case Op::search:
+          r.items_updated++;
+          break;
+      }
+      plan.push_back(p);
+    }
+    auto t = must(transaction::Transaction::start(fs), "starting a transaction");
+    u64 reserved = must(t->reserve(r), "reserving");
+    ctree::WriteRoot* root = nullptr;
+    if (fs.find_root(opt.tree))
+      root = must(t->root(opt.tree), "opening the scratch tree");
+    else
+      root = must(t->create_tree(opt.tree), "creating the scratch tree");
+    u64 txn_emptied = 0;
+    for (auto& p : plan) {
+      Op op = p.op;
+      if (model.empty() && op != Op::insert && op != Op::search) op = Op::insert;
+      switch (op) {
+        case Op::insert: {
+          Key k = random_key();
+          while (model.count(k)) k = random_key();
+          u32 size = random_size();
+          std::vector<u8> data(size);
+          fill_random(rng, data);
+          ctree::Path path;
+          must(ctree::insert_empty_item(*t, *root, k, size, path), "inserting " + key_str(k) + " size " + std::to_string(size));
+          auto d = ctree::item_data_mut(*t, path);
+          if (d.size() != size) die("insert", Error{Errc::corrupt, 0, "item_data_mut of " + key_str(k) + " is " + std::to_string(d.size()) + " bytes"});
+          if (size) std::memcpy(d.data(), data.data(), size);
+          model[k] = std::move(data);
+          n_ins++;
+          break;
+        }
+        case Op::del:
+        case Op::del_run: {
+          auto it = random_existing();
+          Key k = it->first;
+          for (u32 i = 0; i < p.run && !model.empty(); ++i) {
+            ctree::Path path;
+            bool exact = must(ctree::search_slot_for_write(*t, *root, k, 0, path), "searching " + key_str(k) + " to delete");
+            if (!exact) die("delete", Error{Errc::corrupt, 0, "key " + key_str(k) + " of the model is not in the tree"});
+            if (path.leaf_view().nritems() == 1 && root->level > 0) txn_emptied++;
+            must(ctree::delete_item(*t, *root, path), "deleting " + key_str(k));
+            auto next = model.erase(model.find(k));
+            n_del++;
+            if (next == model.end()) break;
+            k = next->first;
+          }
+          break;
+        }
+        case Op::grow:
+        case Op::shrink: {
+          auto it = random_existing();
+          Key k = it->first;
+          u32 old = static_cast<u32>(it->second.size());
+          u32 size;
+          if (op == Op::grow) {
+            if (old >= max_item) break;
+            size = rng.chance(10) ? static_cast<u32>(rng.range(std::max(old + 1, max_item - 64), max_item))
+                                  : static_cast<u32>(std::min<u64>(max_item, old + rng.range(1, 300)));
+          } else {
+            size = static_cast<u32>(rng.below(old + 1));
+          }
+          ctree::Path path;
+          u32 growth = size > old ? size - old : 0;
+          bool exact = must(ctree::search_slot_for_write(*t, *root, k, growth, path),
+                            "searching " + key_str(k) + " to resize by +" + std::to_string(growth));
+          if (!exact) die("resize", Error{Errc::corrupt, 0, "key " + key_str(k) + " of the model is not in the tree"});
+          must(ctree::resize_item(*t, path, size), "resizing " + key_str(k) + " from " + std::to_string(old) + " to " + std::to_string(size));
+          auto& v = it->second;
+          v.resize(size, 0);
+          auto d = ctree::item_data_mut(*t, path);
+          if (d.size() != size) die("resize", Error{Errc::corrupt, 0, "item " + key_str(k) + " is " + std::to_string(d.size()) + " bytes after resize"});
+          if (size > old && rng.chance(50)) {  // fill the new tail
+            fill_random(rng, std::span<u8>(v).subspan(old));
+            std::memcpy(d.data() + old, v.data() + old, size - old);
+          }
+          if (op == Op::grow) n_grow++; else n_shrink++;
+          break;
+        }
+        case Op::update: {
+          auto it = random_existing();
+          Key k = it->first;
+          ctree::Path path;
+          bool exact = must(ctree::search_slot_for_write(*t, *root, k, 0, path), "searching " + key_str(k) + " to update");
+          if (!exact) die("update", Error{Errc::corrupt, 0, "key " + key_str(k) + " of the model is not in the tree"});
+          auto& v = it->second;
+          if (!v.empty()) {
+            u64 a = rng.below(v.size()), n = rng.range(1, v.size() - a);
+            fill_random(rng, std::span<u8>(v).subspan(a, n));
+            auto d = ctree::item_data_mut(*t, path);
+            std::memcpy(d.data() + a, v.data() + a, n);
+          }
+          n_upd++;
+          break;
+        }
+        case Op::search: {
+          Key k = random_key();
+          ctree::Path path;
+          bool exact = must(ctree::search_slot_for_write(*t, *root, k, 0, path), "searching " + key_str(k));
+          if (exact != (model.count(k) > 0)) die("search", Error{Errc::corrupt, 0, "tree and model disagree on " + key_str(k)});
+          n_search++;
+          break;
+        }
+      }
+    }
+    must(t->commit(), "committing");
+    u64 used = t->stats().used_bytes;
+    leaves_emptied += txn_emptied;
+    TreeShape shape;
+    Model have = read_tree(opt.image, opt.tree, &shape);
+    max_height = std::max<u64>(max_height, shape.height);
+    std::string levels;
+    for (u64 n : shape.blocks) levels += (levels.empty() ? "" : "/") + std::to_string(n);
+    if (!opt.quiet)
+      std::printf("txn %" PRIu64 " transid %" PRIu64 ": reserved %" PRIu64 " used %" PRIu64 " ratio %.2f items %zu height %u blocks/level %s leaves_emptied %" PRIu64 " writes %" PRIu64 "\n",
+                  index, t->transid(), reserved, used, used ? static_cast<double>(reserved) / static_cast<double>(used) : 0.0,
+                  model.size(), shape.height, levels.c_str(), txn_emptied, io::fault_device_writes());
+    std::fflush(stdout);
+    bool ok = compare(model, have);
+    if (used > reserved) {
+      std::fprintf(stderr, "tree_torture: RESERVATION EXCEEDED in txn %" PRIu64 ": used %" PRIu64 " > reserved %" PRIu64 "\n", index, used, reserved);
+      ok = false;
+    }
+    if (!ok) std::exit(EXIT_MISMATCH);
+  }
+};
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: tree_torture IMAGE [--seed S] [--transactions K] [--ops M] [--tree ID]\n"
+               "         [--mix mixed|grow|shrink|churn|phases] [--after-commit CMD] [--snapshots PREFIX] [-q]\n"
+               "       tree_torture IMAGE --dump FILE [--tree ID]\n");
+  std::exit(EXIT_USAGE);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto val = [&]() -> std::string {
+      if (i + 1 >= args.size()) usage();
+      return args[++i];
+    };
+    auto num = [&]() -> u64 {
+      std::string v = val();
+      char* end = nullptr;
+      u64 n = std::strtoull(v.c_str(), &end, 0);
+      if (v.empty() || *end) usage();
+      return n;
+    };
+    const std::string& a = args[i];
+    if (a == "--seed") opt.seed = num();
+    else if (a == "--transactions") opt.transactions = num();
+    else if (a == "--ops") opt.ops = num();
+    else if (a == "--tree") opt.tree = num();
+    else if (a == "--mix") opt.mix = val();
+    else if (a == "--after-commit") opt.after_commit = val();
+    else if (a == "--snapshots") opt.snapshots = val();
+    else if (a == "--dump") opt.dump = val();
+    else if (a == "-q") opt.quiet = true;
+    else if (!a.empty() && a[0] != '-' && opt.image.empty()) opt.image = a;
+    else usage();
+  }
+  if (opt.image.empty()) usage();
+  if (opt.tree == 0 || is_fstree(opt.tree) || opt.tree <= BLOCK_GROUP_TREE_OBJECTID) {
+    std::fprintf(stderr, "tree_torture: tree %" PRIu64 " is a real tree or a subvolume; pick an unused global id\n", opt.tree);
+    return EXIT_USAGE;
+  }
+
+  if (!opt.dump.empty()) {
+    TreeShape shape;
+    Model m = read_tree(opt.image, opt.tree, &shape);
+    write_items(opt.dump, shape.present, m);
+    return 0;
+  }
+
+  Runner run;
+  run.opt = opt;
+  run.rng = Rng{opt.seed};
+  {
+    TreeShape shape;
+    run.model = read_tree(opt.image, opt.tree, &shape);  // reuse: the tree as the last run left it
+    if (!opt.snapshots.empty()) write_items(opt.snapshots + ".0", shape.present, run.model);
+  }
+  auto fs = open_fs(opt.image, true);
+  run.nodesize = fs->nodesize();
+  run.max_item = leaf_data_size(run.nodesize) - static_cast<u32>(sizeof(Item));
+  for (u64 i = 1; i <= opt.transactions; ++i) {
+    run.run_transaction(*fs, i);
+    if (!opt.snapshots.empty()) write_items(opt.snapshots + "." + std::to_string(i), true, run.model);
+    if (!opt.after_commit.empty()) {
+      int rc = std::system(opt.after_commit.c_str());
+      if (rc != 0) {
+        std::fprintf(stderr, "tree_torture: after commit %" PRIu64 ": '%s' failed (status %d)\n", i, opt.after_commit.c_str(), rc);
+        return EXIT_MISMATCH;
+      }
+    }
+  }
+  std::printf("done: %" PRIu64 " transactions; inserts %" PRIu64 " deletes %" PRIu64 " grows %" PRIu64 " shrinks %" PRIu64
+              " updates %" PRIu64 " searches %" PRIu64 "; items %zu; max height %" PRIu64 "; leaves emptied %" PRIu64 "\n",
+              opt.transactions, run.n_ins, run.n_del, run.n_grow, run.n_shrink, run.n_upd, run.n_search, run.model.size(),
+              run.max_height, run.leaves_emptied);
+  return 0;
+}
