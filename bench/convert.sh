@@ -1,0 +1,410 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# bench/convert.sh: `fsctl convert --bg-tree` against btrfs-progs'
+# `btrfstune --convert-to-block-group-tree`, and the kernel's mount time and
+# mount read I/Os before and after the conversion, in one run (issue 5).
+#
+# For each image and run, on fresh copies (cp --sparse=always), with the page
+# cache dropped before every timed command (sync; echo 3 > drop_caches):
+#   1. fsctl convert --bg-tree: wall time (own clock), peak RSS
+#      (/usr/bin/time -v), commits (superblock generation delta and fsctl's
+#      JSON report), tree blocks written; then `btrfs check --readonly` and
+#      `fsctl inspect block-groups` on the result.
+#   2. btrfstune --convert-to-block-group-tree on its own copy, when the
+#      btrfstune found has that option; otherwise the reference figure of
+#      FORMAT.md section 5 is printed, labeled as such.
+#   3. fsctl convert --no-bg-tree on the converted copy (timed), then the same
+#      checks.
+#   4. kernel `mount -o ro` of the unconverted and the converted image through
+#      a read-only loop device: wall time of mount(8), and reads completed /
+#      sectors read from /sys/block/loopN/stat just before and after mounting.
+# Then side by side with ratios, and whether the targets of issue 5 are met:
+#   fsctl >= 4x faster than btrfstune (and < 1 s for 7,003 block groups),
+#   fsctl peak RSS < cache budget (256 MiB) + 64 MiB,
+#   mount read I/Os after conversion >= 40x fewer than before.
+#
+# Needs root (drop_caches, loop devices, mount), btrfs-progs, GNU time, zstd,
+# tar, python3 (to fill the 4K image).
+#
+# Usage: bench/convert.sh [--fsctl PATH] [--btrfstune PATH] [--runs N]
+#                         [--mount-runs N] [--batch N] [--only NAME] [--build-only]
+#   --fsctl PATH       fsctl binary (default: $FSCTL or build/fsctl); use a Release build
+#   --btrfstune PATH   btrfstune binary (default: btrfstune on PATH)
+#   --runs N           conversions per image (default 3), each on a fresh copy
+#   --mount-runs N     mounts before and after (default 3)
+#   --batch N          pass --batch N to fsctl (default: fsctl's own default)
+#   --only NAME        measure only bg-8T-16k or bg-2T-4k
+#   --build-only       make the cached images and exit
+# Images (cached under $FSCTL_BENCH_DIR/convert, default
+# /var/tmp/fsctl-bench/convert, never inside the repository):
+#   bg-8T-16k  ../shared/bench-images/bg-8T-16k.tar.zst restored (8 TiB sparse,
+#              nodesize 16K, 7,003 block groups, BG items in 7,001 leaves)
+#   bg-2T-4k   made here: mkfs.btrfs (nodesize 4K, metadata DUP, free space
+#              tree, no-holes) on a 2 TiB sparse file, 1,600 GiB fallocated in
+#              4 MiB pieces through a loop mount (256 same-size-class extents
+#              per 1 GiB data block group, so each block group item ends up in
+#              its own extent-tree leaf; FORMAT.md section 5)
+# Working copies go to $FSCTL_BENCH_DIR/convert/work and are removed at exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=${FSCTL_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
+IMAGES_SRC=$SHARED/bench-images
+BENCH_DIR=${FSCTL_BENCH_DIR:-/var/tmp/fsctl-bench}
+CACHE=$BENCH_DIR/convert
+FSCTL=${FSCTL:-$ROOT/build/fsctl}
+BTRFSTUNE=$(command -v btrfstune || true)
+BTRFS=$(command -v btrfs || true)
+RUNS=3
+MOUNT_RUNS=3
+BATCH=
+ONLY=
+BUILD_ONLY=0
+FILL_GIB=${FILL_GIB:-1600}
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --fsctl) FSCTL=$2; shift 2 ;;
+    --btrfstune) BTRFSTUNE=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --mount-runs) MOUNT_RUNS=$2; shift 2 ;;
+    --batch) BATCH=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
+    --build-only) BUILD_ONLY=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+die() { echo "convert.sh: $*" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || die "needs root (drop_caches, loop devices, mount)"
+[ -x "$FSCTL" ] || die "no fsctl at $FSCTL (build a Release copy, pass --fsctl)"
+[ -n "$BTRFS" ] && [ -x "$BTRFS" ] || die "btrfs not found"
+[ -x /usr/bin/time ] || die "GNU time missing (apt-get install time)"
+command -v python3 >/dev/null || die "python3 missing"
+FSCTL=$(readlink -f "$FSCTL")
+cache_file=$(dirname "$FSCTL")/CMakeCache.txt
+if [ -f "$cache_file" ] && ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release' "$cache_file"; then
+  echo "warning: $FSCTL is not a Release build" >&2
+fi
+
+# --- images -----------------------------------------------------------------
+mkdir -p "$CACHE"
+
+# build_once FINAL CMD...: run CMD with $PARTIAL as its output under a lock,
+# then rename to FINAL; a second caller waits for the lock and reuses FINAL.
+build_once() {
+  local final=$1; shift
+  [ -s "$final" ] && return 0
+  (
+    flock 9
+    [ -s "$final" ] && exit 0
+    PARTIAL=$final.partial
+    export PARTIAL
+    echo "building $final ..." >&2
+    if ! "$@" >&2 || [ ! -s "$PARTIAL" ]; then
+      echo "convert.sh: building $final failed" >&2
+      rm -f "$PARTIAL"
+      exit 1
+    fi
+    mv "$PARTIAL" "$final"
+  ) 9>"$final.lock"
+}
+
+restore_bg8t() {
+  local d=$CACHE/bg-8T-16k
+  mkdir -p "$d"
+  build_once "$d/huge.img" bash -c "
+    set -euo pipefail; t=\$(mktemp -d '$d/restore.XXXXXX')
+    zstd -dc '$IMAGES_SRC/bg-8T-16k.tar.zst' | tar -xS -f - -C \"\$t\"
+    mv \"\$t/huge.img\" \"\$PARTIAL\"; rmdir \"\$t\""
+  echo "$d/huge.img"
+}
+
+# Fills $PARTIAL: 2 TiB sparse, nodesize 4K, $FILL_GIB GiB fallocated in
+# 4 MiB pieces (one posix_fallocate per piece), 100 GiB per file.
+fill_4k() {
+  set -euo pipefail
+  local img=$PARTIAL loop mnt
+  rm -f "$img"
+  truncate -s 2T "$img"
+  mkfs.btrfs -q -f -n 4096 -s 4096 -m dup -d single -O no-holes -R free-space-tree -L bg-2T-4k "$img"
+  loop=$(losetup -f --show "$img")
+  mnt=$(mktemp -d)
+  # shellcheck disable=SC2064
+  trap "umount '$mnt' 2>/dev/null || true; losetup -d '$loop' 2>/dev/null || true; rmdir '$mnt' 2>/dev/null || true" EXIT
+  mount "$loop" "$mnt"
+  local t0=$SECONDS
+  python3 - "$mnt" "$FILL_GIB" <<'EOF'
+import os, sys
+mnt, gib = sys.argv[1], int(sys.argv[2])
+piece, per_file = 4 << 20, 100 << 30
+total = gib << 30
+done, n = 0, 0
+while done < total:
+    fd = os.open(os.path.join(mnt, "fill-%03d" % n), os.O_CREAT | os.O_WRONLY, 0o644)
+    end = min(total, done + per_file)
+    off = 0
+    while done < end:
+        os.posix_fallocate(fd, off, piece)
+        off += piece
+        done += piece
+    os.close(fd)
+    n += 1
+EOF
+  sync
+  echo "filled $FILL_GIB GiB in $((SECONDS - t0)) s"
+  umount "$mnt"
+  losetup -d "$loop"
+  rmdir "$mnt"
+  trap - EXIT
+}
+export -f fill_4k
+export FILL_GIB
+
+make_bg4k() {
+  build_once "$CACHE/bg-2T-4k.img" bash -c fill_4k
+  echo "$CACHE/bg-2T-4k.img"
+}
+
+# image_info IMG: one cached line: block groups by type, leaves holding the
+# BG items, extent tree size (from btrfs inspect-internal dump-tree).
+image_info() {
+  local img=$1 info=$1.info
+  if [ ! -s "$info" ] || [ "$info" -ot "$img" ]; then
+    "$BTRFS" inspect-internal dump-tree -t extent "$img" 2>/dev/null | awk '
+      /^leaf [0-9]+ items/ { leaves++; cur = $2 }
+      /^node [0-9]+ level/ { nodes++ }
+      /^\titem [0-9]+ key \([0-9]+ BLOCK_GROUP_ITEM / { bg++; if (!(cur in seen)) { seen[cur] = 1; bgleaves++ } }
+      END { printf "%d block group items in %d extent-tree leaves; extent tree %d leaves + %d nodes\n", bg, bgleaves, leaves, nodes }' \
+      > "$info.tmp"
+    mv "$info.tmp" "$info"
+  fi
+  cat "$info"
+}
+
+IMGS=()
+if [ -z "$ONLY" ] || [ "$ONLY" = bg-8T-16k ]; then IMGS+=("$(restore_bg8t)"); fi
+if [ -z "$ONLY" ] || [ "$ONLY" = bg-2T-4k ]; then IMGS+=("$(make_bg4k)"); fi
+[ ${#IMGS[@]} -gt 0 ] || die "--only: unknown image $ONLY"
+for img in "${IMGS[@]}"; do [ -s "$img" ] || die "no image $img"; image_info "$img" > /dev/null; done
+if [ "$BUILD_ONLY" = 1 ]; then
+  for img in "${IMGS[@]}"; do echo "$img: $(image_info "$img")"; done
+  exit 0
+fi
+
+label_of() {
+  case $1 in
+    */huge.img) echo bg-8T-16k ;;
+    *) basename "$1" .img ;;
+  esac
+}
+
+# --- measurement ------------------------------------------------------------
+WORK=$CACHE/work
+mkdir -p "$WORK"
+WORK=$(mktemp -d "$WORK/run.XXXXXX")
+MNT=$WORK/mnt
+mkdir -p "$MNT"
+LOOP=
+cleanup() {
+  if mountpoint -q "$MNT" 2>/dev/null; then umount "$MNT" || true; fi
+  if [ -n "$LOOP" ]; then losetup -d "$LOOP" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+now_ns() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+gen_of() { "$BTRFS" inspect-internal dump-super "$1" 2>/dev/null | awk '$1 == "generation" { print $2; exit }'; }
+
+# timed OUT CMD...: sets T_WALL (s, own clock), T_RSS (MiB), T_RC
+timed() {
+  local out=$1; shift
+  drop_caches
+  local t0 t1
+  t0=$(now_ns)
+  set +e
+  /usr/bin/time -v -o "$WORK/time" "$@" > "$out" 2>&1
+  T_RC=$?
+  set -e
+  t1=$(now_ns)
+  T_WALL=$(secs "$t0" "$t1")
+  T_RSS=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$WORK/time")
+}
+
+fresh_copy() {  # SRC DST
+  rm -f "$2"
+  cp --sparse=always "$1" "$2"
+}
+
+# check_img IMG: "ok" or "FAILED (rc N)"; full output in $WORK/check.out
+check_img() {
+  set +e
+  "$BTRFS" check --readonly "$1" > "$WORK/check.out" 2>&1
+  local rc=$?
+  set -e
+  if [ $rc = 0 ]; then echo ok; else echo "FAILED (rc $rc)"; fi
+}
+
+# bg_where IMG: "STATE: N in bg tree, M in extent tree" from fsctl inspect block-groups
+bg_where() {
+  "$FSCTL" --format json inspect block-groups "$1" 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["bg_tree_state"]
+print("%s: %d in bg tree, %d in extent tree" % (s["state"], s["in_block_group_tree"], s["in_extent_tree"]))' 2>/dev/null || echo "?"
+}
+
+# mount_measure IMG: sets M_MS, M_IOS, M_SECT (one ro mount, caches dropped)
+mount_measure() {
+  local img=$1 dev r1 s1 r2 s2 rest t0 t1
+  LOOP=$(losetup -f --show -r "$img")
+  dev=${LOOP#/dev/}
+  udevadm settle 2>/dev/null || true
+  drop_caches
+  read -r r1 _ s1 rest < "/sys/block/$dev/stat"
+  t0=$(now_ns)
+  mount -t btrfs -o ro "$LOOP" "$MNT"
+  t1=$(now_ns)
+  read -r r2 _ s2 rest < "/sys/block/$dev/stat"
+  umount "$MNT"
+  losetup -d "$LOOP"
+  LOOP=
+  M_MS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) / 1e6 }')
+  M_IOS=$((r2 - r1))
+  M_SECT=$((s2 - s1))
+}
+
+have_tune=0
+if [ -n "$BTRFSTUNE" ] && "$BTRFSTUNE" --help 2>&1 | grep -q -- --convert-to-block-group-tree; then have_tune=1; fi
+
+echo "# bench/convert.sh $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# machine: $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# fsctl: $FSCTL ($("$FSCTL" --version 2>/dev/null | head -1))${BATCH:+, --batch $BATCH}"
+echo "# btrfs: $BTRFS ($("$BTRFS" --version 2>/dev/null | head -1))"
+if [ "$have_tune" = 1 ]; then
+  echo "# btrfstune: $BTRFSTUNE (has --convert-to-block-group-tree)"
+else
+  echo "# btrfstune: ${BTRFSTUNE:-none} has no --convert-to-block-group-tree: reference figures from FORMAT.md section 5 are printed instead"
+fi
+echo "# caches dropped before each timed command; conversions on fresh sparse copies; mounts ro through a read-only loop device"
+echo
+
+ALL_MET=1
+for img in "${IMGS[@]}"; do
+  label=$(label_of "$img")
+  nodesize=$("$BTRFS" inspect-internal dump-super "$img" 2>/dev/null | awk '$1 == "nodesize" {print $2}')
+  nbg=$("$FSCTL" --format json inspect block-groups "$img" 2>/dev/null |
+    python3 -c 'import json, sys; print(len(json.load(sys.stdin)["block_groups"]))' 2>/dev/null || echo "?")
+  echo "== $label: $img ($(du -h "$img" | cut -f1) allocated), nodesize $nodesize, $nbg block groups"
+  echo "   $(image_info "$img")"
+  # Reference figures (FORMAT.md section 5, btrfs-progs 6.19 on this kind of VM).
+  ref_lo= ref_hi= ref_rss= ref_commits= ref_note=
+  case $label in
+    bg-8T-16k) ref_lo=3.57 ref_hi=4.23 ref_rss=146 ref_commits=439 ref_note="FORMAT.md section 5, this image" ;;
+    *) ref_lo=0.73 ref_hi=0.81 ref_rss=30 ref_commits=103
+       ref_note="FORMAT.md section 5, closest case: 2 TiB with 1,603 BGs at nodesize 16K (no 4K figure exists); commits = 1,603/16 + 2" ;;
+  esac
+  echo
+
+  fmt='%-22s %3s | %8s %9s %7s %8s | %-5s | %s\n'
+  printf "$fmt" "conversion" run "wall s" "RSS MiB" commits "blocks" check "block groups after (fsctl inspect)"
+  f_walls=() f_rsss=() r_walls=()
+  for run in $(seq 1 "$RUNS"); do
+    copy=$WORK/$label.run$run.img
+    fresh_copy "$img" "$copy"
+    g0=$(gen_of "$copy")
+    timed "$WORK/fsctl.json" "$FSCTL" --format json convert --bg-tree ${BATCH:+--batch "$BATCH"} "$copy"
+    f_wall=$T_WALL f_rss=$T_RSS f_rc=$T_RC
+    g1=$(gen_of "$copy")
+    blocks=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tree_blocks_written"], d["commits"])' "$WORK/fsctl.json" 2>/dev/null || echo "? ?")
+    ck=$(check_img "$copy")
+    [ "$ck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
+    [ "$f_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $f_rc:"; sed 's/^/    /' "$WORK/fsctl.json" | head -20; }
+    printf "$fmt" "fsctl --bg-tree" "$run" "$f_wall" "$f_rss" "$((g1 - g0))" "${blocks%% *}" "$ck" "$(bg_where "$copy")"
+    f_walls+=("$f_wall") f_rsss+=("$f_rss")
+    if [ "$run" = 1 ]; then
+      # The converted copy of run 1 is kept for the mounts after conversion.
+      mv "$copy" "$WORK/$label.converted.img"
+      copy=$WORK/$label.converted.img
+      # --no-bg-tree on a second copy of it (timed), so the mounts see the
+      # converted state.
+      fresh_copy "$copy" "$WORK/$label.back.img"
+      g0=$(gen_of "$WORK/$label.back.img")
+      timed "$WORK/back.json" "$FSCTL" --format json convert --no-bg-tree ${BATCH:+--batch "$BATCH"} "$WORK/$label.back.img"
+      b_wall=$T_WALL b_rss=$T_RSS b_rc=$T_RC
+      g1=$(gen_of "$WORK/$label.back.img")
+      bblocks=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tree_blocks_written"])' "$WORK/back.json" 2>/dev/null || echo "?")
+      bck=$(check_img "$WORK/$label.back.img")
+      [ "$bck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
+      [ "$b_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $b_rc:"; sed 's/^/    /' "$WORK/back.json" | head -20; }
+      back_line=$(printf "$fmt" "fsctl --no-bg-tree" 1 "$b_wall" "$b_rss" "$((g1 - g0))" "$bblocks" "$bck" "$(bg_where "$WORK/$label.back.img")")
+      rm -f "$WORK/$label.back.img"
+    else
+      rm -f "$copy"
+    fi
+    if [ "$have_tune" = 1 ]; then
+      copy=$WORK/$label.tune.img
+      fresh_copy "$img" "$copy"
+      g0=$(gen_of "$copy")
+      timed "$WORK/tune.out" "$BTRFSTUNE" --convert-to-block-group-tree "$copy"
+      g1=$(gen_of "$copy")
+      tck=$(check_img "$copy")
+      printf "$fmt" "btrfstune" "$run" "$T_WALL" "$T_RSS" "$((g1 - g0))" "-" "$tck" "$(bg_where "$copy")"
+      [ "$T_RC" = 0 ] || sed 's/^/    btrfstune: /' "$WORK/tune.out" | head -5
+      r_walls+=("$T_WALL")
+      ref_rss=$T_RSS
+      rm -f "$copy"
+    fi
+  done
+  printf '%s\n' "$back_line"
+  if [ "$have_tune" = 1 ]; then
+    ref_lo=$(printf '%s\n' "${r_walls[@]}" | sort -g | head -1)
+    ref_hi=$(printf '%s\n' "${r_walls[@]}" | sort -g | tail -1)
+    ref_note="measured above"
+  else
+    printf "$fmt" "btrfstune (reference)" "-" "$ref_lo-$ref_hi" "$ref_rss" "$ref_commits" "-" "-" "$ref_note"
+  fi
+  f_lo=$(printf '%s\n' "${f_walls[@]}" | sort -g | head -1)
+  f_hi=$(printf '%s\n' "${f_walls[@]}" | sort -g | tail -1)
+  rss_hi=$(printf '%s\n' "${f_rsss[@]}" | sort -g | tail -1)
+  echo
+
+  # Mounts: the unconverted image (read-only loop on the cached image itself)
+  # and the converted copy of run 1.
+  mfmt='%-22s %3s | %8s %10s %9s\n'
+  printf "$mfmt" "mount -o ro" run "ms" "read I/Os" "MB read"
+  b_ms=() b_ios=() a_ms=() a_ios=()
+  for run in $(seq 1 "$MOUNT_RUNS"); do
+    mount_measure "$img"
+    printf "$mfmt" "before conversion" "$run" "$M_MS" "$M_IOS" "$(awk -v s="$M_SECT" 'BEGIN{printf "%.1f", s*512/1e6}')"
+    b_ms+=("$M_MS") b_ios+=("$M_IOS")
+  done
+  for run in $(seq 1 "$MOUNT_RUNS"); do
+    mount_measure "$WORK/$label.converted.img"
+    printf "$mfmt" "after (fsctl --bg-tree)" "$run" "$M_MS" "$M_IOS" "$(awk -v s="$M_SECT" 'BEGIN{printf "%.1f", s*512/1e6}')"
+    a_ms+=("$M_MS") a_ios+=("$M_IOS")
+  done
+  rm -f "$WORK/$label.converted.img"
+  bi_lo=$(printf '%s\n' "${b_ios[@]}" | sort -n | head -1)
+  ai_hi=$(printf '%s\n' "${a_ios[@]}" | sort -n | tail -1)
+  bm=$(printf '%s\n' "${b_ms[@]}" | sort -n | sed -n "$(( (MOUNT_RUNS + 1) / 2 ))p")
+  am=$(printf '%s\n' "${a_ms[@]}" | sort -n | sed -n "$(( (MOUNT_RUNS + 1) / 2 ))p")
+  echo
+
+  # Targets.
+  read -r sp_lo sp_hi t_speed < <(awk -v flo="$f_lo" -v fhi="$f_hi" -v rlo="$ref_lo" -v rhi="$ref_hi" -v nbg="$nbg" 'BEGIN {
+    lo = rlo / fhi; hi = rhi / flo; ok = (lo >= 4) && (nbg < 7003 || fhi < 1.0);
+    printf "%.1f %.1f %s\n", lo, hi, ok ? "met" : "MISSED" }')
+  t_rss=$(awk -v r="$rss_hi" 'BEGIN { print (r < 320) ? "met" : "MISSED" }')
+  read -r io_ratio t_io < <(awk -v b="$bi_lo" -v a="$ai_hi" 'BEGIN { r = (a > 0) ? b / a : 999; printf "%.1f %s\n", r, (r >= 40) ? "met" : "MISSED" }')
+  echo "summary $label:"
+  echo "  fsctl --bg-tree ${f_lo}-${f_hi} s vs btrfstune ${ref_lo}-${ref_hi} s ($ref_note): ${sp_lo}x-${sp_hi}x faster (worst pairing first) -> target >= 4x$([ "$nbg" -ge 7003 ] 2>/dev/null && echo ' and < 1 s'): $t_speed"
+  echo "  fsctl peak RSS ${rss_hi} MiB (btrfstune $ref_rss MB) -> target < 320 MiB (256 MiB cache + 64): $t_rss"
+  echo "  mount read I/Os ${bi_lo} (fewest before) -> ${ai_hi} (most after): ${io_ratio}x fewer -> target >= 40x: $t_io"
+  echo "  mount time median ${bm} ms -> ${am} ms ($(awk -v b="$bm" -v a="$am" 'BEGIN { printf "%.1fx", (a > 0) ? b / a : 0 }'))"
+  [ "$t_speed" = met ] && [ "$t_rss" = met ] && [ "$t_io" = met ] || ALL_MET=0
+  echo
+done
+if [ "$ALL_MET" = 1 ]; then echo "targets: met on every image"; else echo "targets: MISSED on at least one image (see the summaries)"; fi
