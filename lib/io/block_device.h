@@ -11,6 +11,8 @@
 
 namespace fsctl::io {
 
+/// read_at may be called from several threads at once (streaming read-ahead);
+/// write_at and flush only from one.
 class BlockDevice {
  public:
   virtual ~BlockDevice() = default;

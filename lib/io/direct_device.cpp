@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -119,7 +120,7 @@ class DirectDevice final : public BlockDevice {
 
   std::string path_;
   int fd_;
-  bool direct_;
+  std::atomic<bool> direct_;  // read_at may run on several threads (read-ahead)
   u64 size_;
   u32 lbs_;
   Reporter& reporter_;

@@ -9,18 +9,13 @@
 
 #include "lib/ctree/tree_walk.h"
 #include "lib/format/items.h"
+#include "lib/qgroup/data_refs.h"
 #include "lib/qgroup/qgroup.h"
 
 namespace fsctl::qgroup {
 using namespace fsctl::format;
 
 namespace {
-
-struct DataRef {
-  u64 bytenr;
-  u64 num_bytes;
-  u32 rootset;
-};
 
 // Level-0 members (subvolume ids) of qgroup `q`, through every level of children.
 std::set<u64> level0_members(const QuotaState& quota, u64 q) {
@@ -44,7 +39,7 @@ std::set<u64> level0_members(const QuotaState& quota, u64 q) {
 
 }  // namespace
 
-Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota) {
+Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 data_ref_budget) {
   if (quota.simple_mode() || (fs.super().incompat_flags.get() & INCOMPAT_SIMPLE_QUOTA))
     return make_error(Errc::unsupported, "simple quotas (squota) are not supported by fsctl yet");
   auto t0 = std::chrono::steady_clock::now();
@@ -87,7 +82,7 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota) {
     if (rs >= bytes_by_set.size()) bytes_by_set.resize(rs + 1, 0);
     bytes_by_set[rs] += n;
   };
-  std::vector<DataRef> data;
+  DataRefs data(sets, data_ref_budget);
   u32 ns = fs.nodesize();
   FSCTL_TRY(ctree::walk_trees(fs, roots, sets, [&](const cache::TreeBlockRef& b, u32 rs) -> Status {
     NodeView v = b->view();
@@ -108,20 +103,15 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota) {
       u64 disk_bytenr = load_le<u64>(d.data() + offsetof(FileExtentItem, disk_bytenr));
       u64 disk_num_bytes = load_le<u64>(d.data() + offsetof(FileExtentItem, disk_num_bytes));
       if (disk_bytenr == 0) continue;  // hole
-      data.push_back({disk_bytenr, disk_num_bytes, rs});
+      FSCTL_TRY(data.add({disk_bytenr, disk_num_bytes, rs}));
     }
     return {};
   }, filter));
-  std::sort(data.begin(), data.end(), [](const DataRef& a, const DataRef& b) { return a.bytenr < b.bytenr; });
-  for (std::size_t i = 0; i < data.size();) {
-    std::size_t j = i;
-    u32 rs = 0;
-    for (; j < data.size() && data[j].bytenr == data[i].bytenr; ++j) rs = sets.unite(rs, data[j].rootset);
-    add_bytes(rs, data[i].num_bytes);
+  FSCTL_TRY(data.for_each_extent([&](u64, u64 num_bytes, u32 rs) {
+    add_bytes(rs, num_bytes);
     out.data_extents++;
-    i = j;
-  }
-  std::vector<DataRef>().swap(data);
+  }));
+  out.spilled_runs = data.spilled_runs();
 
   // Qgroups to report: every one in the quota tree, and a level-0 one per subvolume.
   std::set<u64> qgroups;

@@ -77,6 +77,7 @@ struct Computed {
   u64 tree_blocks = 0;                // fs-tree blocks accounted (each once)
   u64 data_extents = 0;               // distinct data extents accounted
   u64 rootsets = 0;                   // distinct sets of referencing subvolumes
+  u64 spilled_runs = 0;               // sorted runs of data references written to a temporary file
   double seconds = 0;
 };
 
@@ -89,7 +90,9 @@ struct Computed {
 /// non-empty set lies inside them. Data extents count disk_num_bytes, tree
 /// blocks nodesize; compressed twins equal the plain numbers (as the kernel
 /// keeps them). Errors: read errors naming the bytenr; Errc::unsupported for
-/// simple quotas.
-[[nodiscard]] Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota);
+/// simple quotas. `data_ref_budget` bounds the memory of the data extent
+/// references; past it they are spilled to a temporary file (lib/qgroup/data_refs.h).
+[[nodiscard]] Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota,
+                                               u64 data_ref_budget = 64ULL << 20);
 
 }  // namespace fsctl::qgroup

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// DataRefs: the (data extent, root set) pairs met while walking subvolume
+// leaves, merged per extent. Memory is bounded: past a budget, the buffer is
+// sorted, merged and spilled to an unlinked temporary file as an lz4
+// compressed run; the runs are merged at the end (DESIGN.md invariant 5).
+#pragma once
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "lib/base/result.h"
+#include "lib/ctree/tree_walk.h"
+
+namespace fsctl::qgroup {
+
+/// One reference of a data extent by a leaf with root set `rootset`.
+struct DataRef {
+  u64 bytenr;     // logical start of the extent (disk_bytenr)
+  u64 num_bytes;  // disk_num_bytes
+  u32 rootset;    // id in the walk's RootSets
+};
+
+class DataRefs {
+ public:
+  /// `budget_bytes`: the most memory the in-memory buffer may use.
+  DataRefs(ctree::RootSets& sets, u64 budget_bytes);
+  ~DataRefs();
+  DataRefs(const DataRefs&) = delete;
+  DataRefs& operator=(const DataRefs&) = delete;
+
+  /// Records one reference. Errors: Errc::io when spilling fails.
+  [[nodiscard]] Status add(const DataRef& r);
+  /// Calls `visit(bytenr, num_bytes, rootset)` once per distinct extent, in
+  /// ascending bytenr, with the union of the root sets of all its references.
+  /// Errors: Errc::io, Errc::corrupt (a damaged spill file).
+  [[nodiscard]] Status for_each_extent(const std::function<void(u64, u64, u32)>& visit);
+  /// Runs written to the temporary file (0 when everything fit in memory).
+  [[nodiscard]] u64 spilled_runs() const { return runs_.size(); }
+
+ private:
+  struct Run {
+    long offset;  // byte offset of the run in the file
+    u64 records;
+  };
+  void sort_and_merge();
+  Status spill();
+
+  ctree::RootSets& sets_;
+  std::size_t max_records_;
+  std::vector<DataRef> buf_;
+  std::FILE* file_ = nullptr;
+  std::vector<Run> runs_;
+};
+
+}  // namespace fsctl::qgroup

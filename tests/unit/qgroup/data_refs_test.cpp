@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// DataRefs: the merged result is the same whether everything fits in memory
+// or runs are spilled to the temporary file.
+#include "lib/qgroup/data_refs.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+
+using namespace fsctl;
+using namespace fsctl::qgroup;
+
+static std::map<u64, std::pair<u64, std::vector<u64>>> run(u64 budget, u64& runs) {
+  ctree::RootSets sets;
+  DataRefs refs(sets, budget);
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 200000; ++i) {
+    u64 extent = rng() % 30000;
+    u64 root = 256 + rng() % 7;
+    REQUIRE(refs.add({extent * 4096, 4096 + (extent % 3) * 4096, sets.single(root)}));
+  }
+  std::map<u64, std::pair<u64, std::vector<u64>>> out;
+  u64 last = 0;
+  bool first = true;
+  REQUIRE(refs.for_each_extent([&](u64 bytenr, u64 num_bytes, u32 rs) {
+    CHECK((first || bytenr > last));
+    first = false;
+    last = bytenr;
+    out[bytenr] = {num_bytes, sets.get(rs)};
+  }));
+  runs = refs.spilled_runs();
+  return out;
+}
+
+TEST_CASE("spilled and in-memory merges agree") {
+  u64 runs_mem = 0, runs_spill = 0;
+  auto a = run(64ULL << 20, runs_mem);
+  auto b = run(16 * 1024, runs_spill);  // about 1000 records per run
+  CHECK(runs_mem == 0);
+  CHECK(runs_spill > 10);
+  CHECK(a == b);
+  CHECK(a.size() > 29000);
+}
