@@ -44,6 +44,14 @@ struct Reservation {
   u64 items_deleted = 0;
   u64 trees_touched = 1;
   u64 extra_blocks = 0;  // blocks of new trees built by the operation
+  /// The trees the items are in, when the caller knows them: the bound is
+  /// then computed from their real shapes (blocks per level, full nodes)
+  /// instead of the tallest tree's height per item. A tree that does not
+  /// exist yet (create_tree) counts as one empty leaf.
+  std::vector<u64> trees;
+  /// Of items_inserted: insertions or growths by more than half a leaf's data
+  /// area, which may split a leaf twice.
+  u64 items_large = 0;
 };
 
 class Transaction final : public ctree::TreeWriter {
@@ -111,6 +119,7 @@ class Transaction final : public ctree::TreeWriter {
   Status update_root_items();
   Status check_droppable(u64 bytenr, u64 owner, u8 level);
   Status update_qgroup_status_generation();
+  Result<u64> reserve_blocks_by_shape(const Reservation& r);
 
   fs::FsInfo& fs_;
   u64 transid_ = 0;

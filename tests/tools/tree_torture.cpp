@@ -291,17 +291,26 @@ struct Runner {
     }
     struct Planned {
       Op op;
-      u32 run;
+      u32 run;   // items of a del_run
+      u32 size;  // of an insert
     };
     std::vector<Planned> plan;
     transaction::Reservation r;
     for (u64 i = 0; i < opt.ops; ++i) {
-      Planned p{pick_op(rng, w), 1};
+      Planned p{pick_op(rng, w), 1, 0};
       if (p.op == Op::del_run) p.run = static_cast<u32>(rng.range(2, w.del_run >= 10 ? 64 : 8));
+      if (p.op == Op::insert) p.size = random_size();
+      // An insertion of at most half a leaf always fits one split (one side
+      // of the cut at its slot has at most half the items); a growing item
+      // may need two whatever the growth.
       switch (p.op) {
         case Op::insert:
+          r.items_inserted++;
+          if (p.size + sizeof(Item) > leaf_data_size(nodesize) / 2) r.items_large++;
+          break;
         case Op::grow:
           r.items_inserted++;
+          r.items_large++;
           break;
         case Op::del:
         case Op::del_run:
@@ -315,6 +324,7 @@ struct Runner {
       }
       plan.push_back(p);
     }
+    r.trees = {opt.tree};
     auto t = must(transaction::Transaction::start(fs), "starting a transaction");
     u64 reserved = must(t->reserve(r), "reserving");
     ctree::WriteRoot* root = nullptr;
@@ -330,7 +340,7 @@ struct Runner {
         case Op::insert: {
           Key k = random_key();
           while (model.count(k)) k = random_key();
-          u32 size = random_size();
+          u32 size = p.size;
           std::vector<u8> data(size);
           fill_random(rng, data);
           ctree::Path path;
