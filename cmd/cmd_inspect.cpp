@@ -186,10 +186,10 @@ class TreeDumper {
     if (v.is_leaf() || !follow) return {};
     if (v.level() == 1) {
       std::vector<ctree::BlockRequest> reqs;
-      for (u32 i = 0; i < v.nritems(); ++i) reqs.push_back({v.blockptr(i), child_check(v, i)});
+      for (u32 i = 0; i < v.nritems(); ++i) reqs.push_back({v.blockptr(i), ctree::child_check(v, i)});
       FSCTL_TRY(fs_.read_tree_blocks(std::move(reqs), [](const cache::TreeBlockRef&) -> Status { return {}; }, true));
     }
-    for (u32 i = 0; i < v.nritems(); ++i) FSCTL_TRY(dump_block(v.blockptr(i), child_check(v, i), true));
+    for (u32 i = 0; i < v.nritems(); ++i) FSCTL_TRY(dump_block(v.blockptr(i), ctree::child_check(v, i), true));
     return {};
   }
 
@@ -212,14 +212,6 @@ class TreeDumper {
   }
 
  private:
-  static ctree::ParentCheck child_check(const NodeView& v, u32 i) {
-    ctree::ParentCheck c;
-    c.transid = v.ptr_generation(i);
-    c.level = v.level() - 1;
-    c.first_key = v.node_key(i);
-    return c;
-  }
-
   void print_block(const NodeView& v) {
     u32 ns = fs_.nodesize();
     if (g_.format == Format::json) {

@@ -7,18 +7,7 @@
 namespace fsctl::ctree {
 using namespace fsctl::format;
 
-namespace {
-
-ParentCheck child_check(const NodeView& node, u32 slot) {
-  ParentCheck c;
-  c.transid = node.ptr_generation(slot);
-  c.level = node.level() - 1;
-  c.first_key = node.node_key(slot);
-  return c;
-}
-
-// First slot whose key is >= key (leaf) ; exact flag.
-u32 lower_bound_slot(const NodeView& v, const Key& key, bool& exact) {
+u32 bin_search(const NodeView& v, const Key& key, bool& exact) {
   u32 lo = 0, hi = v.nritems();
   while (lo < hi) {
     u32 mid = lo + (hi - lo) / 2;
@@ -30,6 +19,16 @@ u32 lower_bound_slot(const NodeView& v, const Key& key, bool& exact) {
   exact = lo < v.nritems() && v.key(lo) == key;
   return lo;
 }
+
+ParentCheck child_check(const NodeView& node, u32 slot) {
+  ParentCheck c;
+  c.transid = node.ptr_generation(slot);
+  c.level = node.level() - 1;
+  c.first_key = node.node_key(slot);
+  return c;
+}
+
+namespace {
 
 Result<cache::TreeBlockRef> read_child(BlockSource& src, const cache::TreeBlockRef& parent, u32 slot) {
   NodeView v = parent->view();
@@ -61,7 +60,7 @@ Result<bool> search_slot(BlockSource& src, const RootRef& root, const Key& key, 
     NodeView v = block->view();
     std::size_t l = v.level();
     bool exact = false;
-    u32 slot = lower_bound_slot(v, key, exact);
+    u32 slot = bin_search(v, key, exact);
     if (v.is_leaf()) {
       path.nodes[0] = std::move(block);
       path.slots[0] = slot;

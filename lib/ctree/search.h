@@ -10,6 +10,14 @@
 
 namespace fsctl::ctree {
 
+/// Binary search in a node or leaf: the first slot whose key is >= `key`
+/// (may equal nritems); `exact` says whether that slot holds `key`.
+[[nodiscard]] u32 bin_search(const format::NodeView& v, const format::Key& key, bool& exact);
+
+/// What the pointer at `slot` of node `v` says its child must be: the
+/// pointer's generation, the level below and the pointer key as first key.
+[[nodiscard]] ParentCheck child_check(const format::NodeView& v, u32 slot);
+
 /// Descends from `root` to the leaf where `key` is or would be inserted.
 /// Returns true when the key exists (path.slots[0] is its slot), false when it
 /// does not: then path.slots[0] is the insertion slot, which may equal the

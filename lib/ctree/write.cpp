@@ -5,6 +5,8 @@
 // by another root is refused (relocation of shared trees is a later issue).
 #include "lib/ctree/write.h"
 
+#include "lib/ctree/search.h"
+
 #include <cstring>
 
 #include "lib/base/assert.h"
@@ -17,19 +19,6 @@ namespace {
 std::shared_ptr<cache::TreeBlock> mut_block(TreeWriter& w, const cache::TreeBlockRef& b) {
   auto m = w.dirty_block(b->bytenr);
   return m;
-}
-
-u32 lower_bound_slot(const NodeView& v, const Key& key, bool& exact) {
-  u32 lo = 0, hi = v.nritems();
-  while (lo < hi) {
-    u32 mid = lo + (hi - lo) / 2;
-    if (v.key(mid) < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  exact = lo < v.nritems() && v.key(lo) == key;
-  return lo;
 }
 
 // Copies path.nodes[level] into the transaction unless already done, and
@@ -227,20 +216,16 @@ Result<bool> search_slot_for_write(TreeWriter& w, WriteRoot& root, const Key& ke
       }
       NodeView v = path.nodes[l]->view();
       bool exact = false;
-      u32 slot = lower_bound_slot(v, key, exact);
+      u32 slot = bin_search(v, key, exact);
       if (!exact && slot > 0) --slot;
       path.slots[l] = slot;
-      ParentCheck c;
-      c.transid = v.ptr_generation(slot);
-      c.level = level - 1;
-      c.first_key = v.node_key(slot);
-      FSCTL_TRY_ASSIGN(path.nodes[l - 1], w.read_tree_block(v.blockptr(slot), c));
+      FSCTL_TRY_ASSIGN(path.nodes[l - 1], w.read_tree_block(v.blockptr(slot), child_check(v, slot)));
       FSCTL_TRY(cow_at(w, root, path, level - 1));
       continue;
     }
     NodeView v = path.nodes[0]->view();
     bool exact = false;
-    path.slots[0] = lower_bound_slot(v, key, exact);
+    path.slots[0] = bin_search(v, key, exact);
     // An existing key with ins_len > 0 is an item about to grow by ins_len
     // (resize_item); a missing one is an insertion of ins_len bytes.
     if (ins_len > 0) {
