@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared by the convert image tests 060-063 (source after common/lib.sh).
+# Provides: $CVTOOL; bgjson OUT DEV...; check_clean WHAT DEV...; sb_get DEV FIELD;
+# expect_features DEV bgt|extent; mount_fs MNT DEV...; sums DIR; attach IMG (echoes
+# the loop device, detached at exit); cv_cleanup (trap EXIT: unmounts and
+# detaches only what these helpers made).
+CVTOOL="python3 $FSCTL_SRC/tests/image/060-convert-fresh/cvtool.py"
+CV_LOOPS=()
+CV_MNTS=()
+cv_cleanup() {
+  local m l
+  for m in "${CV_MNTS[@]}"; do mountpoint -q "$m" && umount "$m"; done
+  for l in "${CV_LOOPS[@]}"; do
+    btrfs device scan --forget "$l" >/dev/null 2>&1 || true
+    losetup -d "$l" 2>/dev/null || true
+  done
+  return 0
+}
+trap cv_cleanup EXIT
+
+attach() { local l; l=$(losetup -f --show "$1"); CV_LOOPS+=("$l"); echo "$l"; }
+bgjson() { local out=$1; shift; "$FSCTL" inspect block-groups --format json "$@" > "$out"; }
+# btrfs check --readonly must pass (multi-device: give loop devices).
+check_clean() {
+  local what=$1; shift
+  if ! btrfs check --readonly "$1" > "$T/check.out" 2>&1; then
+    tail -30 "$T/check.out"
+    fail "$what: btrfs check --readonly fails"
+  fi
+}
+sb_get() { $CVTOOL super-get "$1" "$2"; }
+# Superblock bits after a finished conversion: compat_ro BLOCK_GROUP_TREE
+# (0x8) set or clear, CHANGING_BG_TREE (1<<38) clear; with the bg tree, also
+# NO_HOLES (incompat 0x200) and FREE_SPACE_TREE_VALID (0x2), which the kernel requires.
+expect_features() {
+  local dev=$1 want=$2 cro fl inc
+  cro=$(sb_get "$dev" compat_ro_flags); fl=$(sb_get "$dev" flags); inc=$(sb_get "$dev" incompat_flags)
+  (( (fl >> 38 & 1) == 0 )) || fail "CHANGING_BG_TREE still set"
+  if [ "$want" = bgt ]; then
+    (( cro & 8 )) || fail "compat_ro BLOCK_GROUP_TREE not set ($cro)"
+    (( cro & 2 )) || fail "FREE_SPACE_TREE_VALID not set"
+    (( inc & 0x200 )) || fail "NO_HOLES not set ($inc)"
+  else
+    (( (cro & 8) == 0 )) || fail "compat_ro BLOCK_GROUP_TREE still set ($cro)"
+  fi
+}
+# mount_fs MNT DEV [DEV2]: kernel rw mount (loop for an image file).
+mount_fs() {
+  local mnt=$1 dev=$2; shift 2
+  mkdir -p "$mnt"
+  if [ $# -gt 0 ]; then
+    mount -o "device=$1" "$dev" "$mnt" || return 1
+  elif [ -b "$dev" ]; then
+    mount "$dev" "$mnt" || return 1
+  else
+    mount -o loop "$dev" "$mnt" || return 1
+  fi
+  CV_MNTS+=("$mnt")
+}
+# sha256 of every regular file under DIR, sorted by path.
+sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
+# write_more MNT TAG: new files after a mount of the converted filesystem.
+write_more() {
+  mkdir -p "$1/new-$2"
+  head -c 5M /dev/urandom > "$1/new-$2/big"
+  for i in 1 2 3 4 5 6 7 8; do echo "$2 $i" > "$1/new-$2/s$i"; done
+  sync
+}
