@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared by the convert image tests 060-063 (source after common/lib.sh).
 # Provides: $CVTOOL; bgjson OUT DEV...; check_clean WHAT DEV...; sb_get DEV FIELD;
-# expect_features DEV bgt|extent; mount_fs MNT DEV...; sums DIR; attach IMG (echoes
-# the loop device, detached at exit); cv_cleanup (trap EXIT: unmounts and
+# expect_features DEV bgt|extent; mount_fs MNT DEV...; sums DIR; attach IMG (sets
+# $LOOPDEV, detached at exit); cv_cleanup (trap EXIT: unmounts and
 # detaches only what these helpers made).
 CVTOOL="python3 $FSCTL_SRC/tests/image/060-convert-fresh/cvtool.py"
 CV_LOOPS=()
@@ -18,7 +18,7 @@ cv_cleanup() {
 }
 trap cv_cleanup EXIT
 
-attach() { local l; l=$(losetup -f --show "$1"); CV_LOOPS+=("$l"); echo "$l"; }
+attach() { LOOPDEV=$(losetup -f --show "$1"); CV_LOOPS+=("$LOOPDEV"); }
 bgjson() { local out=$1; shift; "$FSCTL" inspect block-groups --format json "$@" > "$out"; }
 # btrfs check --readonly must pass (multi-device: give loop devices).
 check_clean() {

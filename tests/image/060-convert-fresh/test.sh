@@ -85,7 +85,7 @@ for spec in "${IMAGES[@]}"; do
   if [ "$ndev" -gt 1 ]; then
     # Multi-device: btrfs check and the kernel find the devices by scanning
     # block devices, so everything goes through loop devices.
-    for d in $(seq 1 "$ndev"); do devs+=("$(attach "$T/$name.$d.img")"); done
+    for d in $(seq 1 "$ndev"); do attach "$T/$name.$d.img"; devs+=("$LOOPDEV"); done
     btrfs device scan "${devs[@]}" > /dev/null
     checkdev=("${devs[0]}")
     mountdev=("${devs[0]}" "${devs[1]}")
