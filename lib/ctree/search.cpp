@@ -4,6 +4,8 @@
 // cyclic pointer is caught at the block it points to.
 #include "lib/ctree/search.h"
 
+#include <algorithm>
+
 namespace fsctl::ctree {
 using namespace fsctl::format;
 
@@ -142,6 +144,45 @@ Status for_each_item(BlockSource& src, const RootRef& root, const KeyRange& rang
     FSCTL_TRY_ASSIGN(ok, next_item(src, path));
   }
   return {};
+}
+
+void prefetch_search_paths(BlockSource& src, const RootRef& root, std::span<const Key> keys) {
+  if (keys.empty() || root.level == 0) return;
+  ParentCheck rc;
+  rc.transid = root.generation;
+  rc.level = root.level;
+  auto top = src.read_tree_block(root.bytenr, rc);
+  if (!top) return;
+  std::vector<cache::TreeBlockRef> nodes{*top};  // this level's nodes on the paths, in key order
+  for (int level = root.level; level >= 1; --level) {
+    std::vector<BlockRequest> reqs;
+    std::size_t n = 0;
+    for (const Key& key : keys) {
+      // The node whose range holds `key`: the last one whose first key is <= key.
+      while (n + 1 < nodes.size() && !(key < nodes[n + 1]->view().key(0))) ++n;
+      NodeView v = nodes[n]->view();
+      if (v.nritems() == 0) continue;
+      bool exact = false;
+      u32 slot = bin_search(v, key, exact);
+      if (!exact && slot > 0) --slot;  // as search_slot
+      u64 child = v.blockptr(slot);
+      if (!reqs.empty() && reqs.back().bytenr == child) continue;
+      reqs.push_back({child, child_check(v, slot)});
+    }
+    std::vector<cache::TreeBlockRef> next;
+    auto st = src.read_tree_blocks(
+        std::move(reqs),
+        [&](const cache::TreeBlockRef& b) -> Status {
+          if (level > 1 && b->view().nritems() > 0) next.push_back(b);
+          return {};
+        },
+        true);
+    if (!st || level == 1) return;
+    // read_tree_blocks visits in physical order; the walk needs key order.
+    std::sort(next.begin(), next.end(),
+              [](const cache::TreeBlockRef& a, const cache::TreeBlockRef& b) { return a->view().key(0) < b->view().key(0); });
+    nodes = std::move(next);
+  }
 }
 
 }  // namespace fsctl::ctree

@@ -4,11 +4,22 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <span>
 
 #include "lib/ctree/block_source.h"
 #include "lib/ctree/path.h"
 
 namespace fsctl::ctree {
+
+/// Reads the blocks on the search paths of `keys` (ascending) into the block
+/// cache, level by level, each level as one batched read_tree_blocks request
+/// (coalesced, read ahead in physical order), so that the searches for those
+/// keys which follow find every block in the cache instead of reading one
+/// block at a time (kernel READA for block group items). An optimization
+/// only: when a block cannot be read or verified the prefetch stops and the
+/// searches that follow report the problem as they would have anyway.
+/// Effect: at most one block per key and level enters the cache.
+void prefetch_search_paths(BlockSource& src, const RootRef& root, std::span<const format::Key> keys);
 
 /// Binary search in a node or leaf: the first slot whose key is >= `key`
 /// (may equal nritems); `exact` says whether that slot holds `key`.

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The open sequence (DESIGN.md "Reading"): superblock → sys_chunk_array →
 // chunk tree → root tree → block groups. Mirrors kernel open_ctree order.
+#include <algorithm>
 #include <cstring>
+#include <span>
 
 #include "lib/ctree/search.h"
 #include "lib/fs/fs_info.h"
@@ -150,7 +152,21 @@ Status FsInfo::load_block_groups() {
   if (!ext) return make_error(Errc::corrupt, "root tree has no extent tree ROOT_ITEM");
   // One exact search per chunk (as the kernel's read_one_block_group path),
   // in the block group tree first when it exists, then the extent tree.
+  // The blocks on those paths are read ahead in batches (one window of
+  // chunks at a time, a quarter of the cache budget of leaves at most), so
+  // thousands of block group items scattered over as many extent-tree leaves
+  // cost a few large reads instead of one small read each.
+  std::vector<Key> keys;
+  for (auto& [logical, chunk] : chunk_map_.chunks()) keys.push_back(Key{logical, KeyType::BLOCK_GROUP_ITEM, chunk.length});
+  const std::size_t window = std::max<std::size_t>(64, cache_.budget() / 4 / std::max<u32>(nodesize(), 1));
+  std::size_t done = 0;
   for (auto& [logical, chunk] : chunk_map_.chunks()) {
+    if (done % window == 0) {
+      auto w = std::span<const Key>(keys).subspan(done, std::min(window, keys.size() - done));
+      if (bgt) ctree::prefetch_search_paths(*this, *bgt, w);
+      if (!bgt || bg_state_.changing) ctree::prefetch_search_paths(*this, *ext, w);
+    }
+    ++done;
     Key key{logical, KeyType::BLOCK_GROUP_ITEM, chunk.length};
     std::optional<std::vector<u8>> item;
     u64 where = 0;
