@@ -6,6 +6,7 @@
 // block group (left by mkfs 6.2) are never looked at: only each block group's
 // own key range is read.
 #include <algorithm>
+#include <optional>
 
 #include "lib/ctree/search.h"
 #include "lib/format/items.h"
@@ -114,18 +115,40 @@ Status Transaction::load_space() {
   return {};
 }
 
+// Allocation policy (the kernel allocates metadata from clusters for the
+// same reason): the next block comes from where the previous one ended while
+// that free extent lasts, else from the next free extent of at least CLUSTER
+// bytes (searching on from there, then from the start), and only when no
+// such extent is left from the first extent that fits. A commit's new blocks
+// are then mostly contiguous and written with few large requests, instead of
+// filling every small hole first.
 Result<u64> Transaction::find_free(u64 len) {
+  constexpr u64 CLUSTER = 2ULL << 20;
   u32 ns = nodesize();
+  auto try_take = [&](BlockGroupSpace& sp, std::map<u64, u64>::iterator it, u64 min_len) -> std::optional<u64> {
+    u64 s = (it->first + ns - 1) / ns * ns;
+    u64 e = it->first + it->second;
+    if (s + len > e || e - s < min_len) return std::nullopt;
+    if (pinned_.count(s)) return std::nullopt;
+    carve(sp.free, s, s + len);
+    sp.cursor = s + len;
+    return s;
+  };
   for (auto& sp : space_) {
-    for (auto it = sp.free.begin(); it != sp.free.end(); ++it) {
-      u64 s = (it->first + ns - 1) / ns * ns;
-      u64 e = it->first + it->second;
-      if (s + len > e) continue;
-      if (pinned_.count(s)) continue;
-      carve(sp.free, s, s + len);
-      return s;
+    if (sp.cursor) {
+      auto it = sp.free.find(sp.cursor);
+      if (it != sp.free.end())
+        if (auto s = try_take(sp, it, len)) return *s;
     }
+    auto from = sp.free.lower_bound(sp.cursor);
+    for (auto it = from; it != sp.free.end(); ++it)
+      if (auto s = try_take(sp, it, CLUSTER)) return *s;
+    for (auto it = sp.free.begin(); it != from; ++it)
+      if (auto s = try_take(sp, it, CLUSTER)) return *s;
   }
+  for (auto& sp : space_)
+    for (auto it = sp.free.begin(); it != sp.free.end(); ++it)
+      if (auto s = try_take(sp, it, len)) return *s;
   return make_error(Errc::nospc, "no free metadata space left in the metadata block groups (new chunk allocation is not implemented)");
 }
 

@@ -26,6 +26,7 @@ namespace fsctl::transaction {
 struct BlockGroupSpace {
   u64 start = 0, length = 0, flags = 0;
   std::map<u64, u64> free;  // logical start -> length
+  u64 cursor = 0;           // where the last allocation ended (find_free's cluster)
 };
 
 /// Counters for reports (JSON "reserved_bytes"/"used_bytes" and friends).
