@@ -129,7 +129,18 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     rep.reserved_bytes += reserved;
     FSCTL_TRY_ASSIGN(auto* src, t->root(src_tree));
     FSCTL_TRY_ASSIGN(auto* dst, t->root(dst_tree));
+    // The leaves a window of this batch changes in both trees are read ahead
+    // in large batched reads (a quarter of the cache budget at a time), not
+    // one by one by the searches below.
+    const std::size_t window = std::max<std::size_t>(64, fs.cache().budget() / 4 / ns);
     for (std::size_t k = i; k < end; ++k) {
+      if ((k - i) % window == 0) {
+        std::vector<Key> ahead;  // ascending: todo is sorted highest first
+        for (std::size_t x = std::min(end, k + window); x-- > k;)
+          ahead.push_back(Key{todo[x].start, KeyType::BLOCK_GROUP_ITEM, todo[x].length});
+        ctree::prefetch_search_paths(*t, src->ref(), ahead);
+        ctree::prefetch_search_paths(*t, dst->ref(), ahead);
+      }
       Key key{todo[k].start, KeyType::BLOCK_GROUP_ITEM, todo[k].length};
       ctree::Path p;
       FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*t, *src, key, 0, p));

@@ -14,7 +14,7 @@ using namespace fsctl::format;
 
 Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks) {
   if (!writable_) return make_error(Errc::invalid_argument, "filesystem was opened read-only");
-  constexpr u64 MAX_REQUEST = 1ULL << 20;
+  constexpr u64 MAX_REQUEST = 8ULL << 20;  // bytes per write request (each one is a wait for the device)
   u32 ns = nodesize();
   struct Piece {
     u64 devid, physical;
@@ -36,6 +36,11 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
   std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
     return a.devid != b.devid ? a.devid < b.devid : a.physical < b.physical;
   });
+  // One buffer for all requests: a fresh one per request would fault in
+  // every page again.
+  u32 align = 4096;
+  for (auto& [devid, d] : devices_.devices()) align = std::max<u32>(align, d.dev->logical_block_size());
+  io::AlignedBuffer buf;
   std::size_t i = 0;
   while (i < pieces.size()) {
     std::size_t j = i + 1;
@@ -43,9 +48,10 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
            pieces[j].physical == pieces[j - 1].physical + ns && (j - i + 1) * ns <= MAX_REQUEST)
       ++j;
     const volumes::Device* d = devices_.find(pieces[i].devid);
-    io::AlignedBuffer buf((j - i) * ns, std::max<u32>(d->dev->logical_block_size(), 4096));
+    std::size_t len = (j - i) * ns;
+    if (buf.size() < len) buf = io::AlignedBuffer(std::max<std::size_t>(len, MAX_REQUEST), align);
     for (std::size_t k = i; k < j; ++k) std::memcpy(buf.data() + (k - i) * ns, pieces[k].block->data.data(), ns);
-    auto r = d->dev->write_at(pieces[i].physical, buf.span());
+    auto r = d->dev->write_at(pieces[i].physical, buf.span().first(len));
     if (!r) return make_error(r.error().context("writing tree blocks"));
     i = j;
   }

@@ -82,6 +82,10 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
   FSCTL_TRY(fs_.write_tree_blocks(std::move(blocks)));
   FSCTL_TRY(fs_.write_supers(sb));
   dirty_.clear();
+  // The committed blocks this transaction copied or freed are unreferenced
+  // now: drop them from the cache, which then holds the new generation of
+  // the changed blocks instead of both.
+  for (u64 b : pinned_) fs_.cache().erase(b);
   FSCTL_TRY(fs_.reload_roots());
   return {};
 }
