@@ -6,10 +6,12 @@
 #
 # For each image and run, on fresh copies (cp --sparse=always), with the page
 # cache dropped before every timed command (sync; echo 3 > drop_caches):
-#   1. fsctl convert --bg-tree: wall time (own clock), peak RSS
-#      (/usr/bin/time -v), commits (superblock generation delta and fsctl's
-#      JSON report), tree blocks written; then `btrfs check --readonly` and
-#      `fsctl inspect block-groups` on the result.
+#   1. fsctl convert --bg-tree: wall time, CPU time (user + sys), the time
+#      its main thread waited for a CPU (run-queue wait from
+#      /proc/PID/schedstat: on a loaded machine wall minus that is about what
+#      the run would take alone), peak RSS (/usr/bin/time -v), commits
+#      (superblock generation delta), tree blocks written (fsctl's JSON);
+#      then `btrfs check --readonly` and `fsctl inspect block-groups`.
 #   2. btrfstune --convert-to-block-group-tree on its own copy, when the
 #      btrfstune found has that option; otherwise the reference figure of
 #      FORMAT.md section 5 is printed, labeled as such.
@@ -216,21 +218,40 @@ trap cleanup EXIT
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 now_ns() { date +%s%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
 gen_of() { "$BTRFS" inspect-internal dump-super "$1" 2>/dev/null | awk '$1 == "generation" { print $2; exit }'; }
 
-# timed OUT CMD...: sets T_WALL (s, own clock), T_RSS (MiB), T_RC
+# runq.py CMD...: runs CMD and writes "wall cpu runq" (seconds) to $RUNQ_OUT:
+# wall from fork to exit, user + sys CPU of CMD, and the time CMD's main
+# thread spent runnable but waiting for a CPU (/proc/PID/schedstat, read
+# from the zombie before it is reaped). On a loaded machine wall - runq is
+# roughly what the command would take alone.
+cat > "$WORK/runq.py" <<'PYEOF'
+import os, sys, time
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+t1 = time.monotonic()
+try:
+    runq = int(open("/proc/%d/schedstat" % pid).read().split()[1]) / 1e9
+except Exception:
+    runq = float("nan")
+_, status, ru = os.wait4(pid, 0)
+open(os.environ["RUNQ_OUT"], "w").write("%.3f %.2f %.3f\n" % (t1 - t0, ru.ru_utime + ru.ru_stime, runq))
+sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
+PYEOF
+
+# timed OUT CMD...: sets T_WALL (s), T_CPU (user + sys s), T_RUNQ (s waiting
+# for a CPU), T_RSS (MiB, /usr/bin/time -v), T_RC
 timed() {
   local out=$1; shift
   drop_caches
-  local t0 t1
-  t0=$(now_ns)
   set +e
-  /usr/bin/time -v -o "$WORK/time" "$@" > "$out" 2>&1
+  RUNQ_OUT=$WORK/runq /usr/bin/time -v -o "$WORK/time" python3 "$WORK/runq.py" "$@" > "$out" 2>&1
   T_RC=$?
   set -e
-  t1=$(now_ns)
-  T_WALL=$(secs "$t0" "$t1")
+  read -r T_WALL T_CPU T_RUNQ < "$WORK/runq"
   T_RSS=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$WORK/time")
 }
 
@@ -299,6 +320,7 @@ for img in "${IMGS[@]}"; do
     python3 -c 'import json, sys; print(len(json.load(sys.stdin)["block_groups"]))' 2>/dev/null || echo "?")
   echo "== $label: $img ($(du -h "$img" | cut -f1) allocated), nodesize $nodesize, $nbg block groups"
   echo "   $(image_info "$img")"
+  echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   # Reference figures (FORMAT.md section 5, btrfs-progs 6.19 on this kind of VM).
   ref_lo= ref_hi= ref_rss= ref_commits= ref_note=
   case $label in
@@ -308,22 +330,22 @@ for img in "${IMGS[@]}"; do
   esac
   echo
 
-  fmt='%-22s %3s | %8s %9s %7s %8s | %-5s | %s\n'
-  printf "$fmt" "conversion" run "wall s" "RSS MiB" commits "blocks" check "block groups after (fsctl inspect)"
-  f_walls=() f_rsss=() r_walls=()
+  fmt='%-24s %3s | %9s %6s %7s %9s %7s %7s | %-5s | %s\n'
+  printf "$fmt" "conversion" run "wall s" "cpu s" "runq s" "RSS MiB" commits "blocks" check "block groups after (fsctl inspect)"
+  f_walls=() f_rsss=() r_walls=() f_alone=()
   for run in $(seq 1 "$RUNS"); do
     copy=$WORK/$label.run$run.img
     fresh_copy "$img" "$copy"
     g0=$(gen_of "$copy")
     timed "$WORK/fsctl.json" "$FSCTL" --format json convert --bg-tree ${BATCH:+--batch "$BATCH"} "$copy"
-    f_wall=$T_WALL f_rss=$T_RSS f_rc=$T_RC
+    f_wall=$T_WALL f_rss=$T_RSS f_rc=$T_RC f_cpu=$T_CPU f_runq=$T_RUNQ
     g1=$(gen_of "$copy")
     blocks=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tree_blocks_written"], d["commits"])' "$WORK/fsctl.json" 2>/dev/null || echo "? ?")
     ck=$(check_img "$copy")
     [ "$ck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
     [ "$f_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $f_rc:"; sed 's/^/    /' "$WORK/fsctl.json" | head -20; }
-    printf "$fmt" "fsctl --bg-tree" "$run" "$f_wall" "$f_rss" "$((g1 - g0))" "${blocks%% *}" "$ck" "$(bg_where "$copy")"
-    f_walls+=("$f_wall") f_rsss+=("$f_rss")
+    printf "$fmt" "fsctl --bg-tree" "$run" "$f_wall" "$f_cpu" "$f_runq" "$f_rss" "$((g1 - g0))" "${blocks%% *}" "$ck" "$(bg_where "$copy")"
+    f_walls+=("$f_wall") f_rsss+=("$f_rss") f_alone+=("$(awk -v w="$f_wall" -v q="$f_runq" 'BEGIN { printf "%.3f", w - q }')")
     if [ "$run" = 1 ]; then
       # The converted copy of run 1 is kept for the mounts after conversion.
       mv "$copy" "$WORK/$label.converted.img"
@@ -333,13 +355,13 @@ for img in "${IMGS[@]}"; do
       fresh_copy "$copy" "$WORK/$label.back.img"
       g0=$(gen_of "$WORK/$label.back.img")
       timed "$WORK/back.json" "$FSCTL" --format json convert --no-bg-tree ${BATCH:+--batch "$BATCH"} "$WORK/$label.back.img"
-      b_wall=$T_WALL b_rss=$T_RSS b_rc=$T_RC
+      b_wall=$T_WALL b_rss=$T_RSS b_rc=$T_RC b_cpu=$T_CPU b_runq=$T_RUNQ
       g1=$(gen_of "$WORK/$label.back.img")
       bblocks=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tree_blocks_written"])' "$WORK/back.json" 2>/dev/null || echo "?")
       bck=$(check_img "$WORK/$label.back.img")
       [ "$bck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
       [ "$b_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $b_rc:"; sed 's/^/    /' "$WORK/back.json" | head -20; }
-      back_line=$(printf "$fmt" "fsctl --no-bg-tree" 1 "$b_wall" "$b_rss" "$((g1 - g0))" "$bblocks" "$bck" "$(bg_where "$WORK/$label.back.img")")
+      back_line=$(printf "$fmt" "fsctl --no-bg-tree" 1 "$b_wall" "$b_cpu" "$b_runq" "$b_rss" "$((g1 - g0))" "$bblocks" "$bck" "$(bg_where "$WORK/$label.back.img")")
       rm -f "$WORK/$label.back.img"
     else
       rm -f "$copy"
@@ -351,7 +373,7 @@ for img in "${IMGS[@]}"; do
       timed "$WORK/tune.out" "$BTRFSTUNE" --convert-to-block-group-tree "$copy"
       g1=$(gen_of "$copy")
       tck=$(check_img "$copy")
-      printf "$fmt" "btrfstune" "$run" "$T_WALL" "$T_RSS" "$((g1 - g0))" "-" "$tck" "$(bg_where "$copy")"
+      printf "$fmt" "btrfstune" "$run" "$T_WALL" "$T_CPU" "$T_RUNQ" "$T_RSS" "$((g1 - g0))" "-" "$tck" "$(bg_where "$copy")"
       [ "$T_RC" = 0 ] || sed 's/^/    btrfstune: /' "$WORK/tune.out" | head -5
       r_walls+=("$T_WALL")
       ref_rss=$T_RSS
@@ -364,7 +386,7 @@ for img in "${IMGS[@]}"; do
     ref_hi=$(printf '%s\n' "${r_walls[@]}" | sort -g | tail -1)
     ref_note="measured above"
   else
-    printf "$fmt" "btrfstune (reference)" "-" "$ref_lo-$ref_hi" "$ref_rss" "$ref_commits" "-" "-" "$ref_note"
+    printf "$fmt" "btrfstune (reference)" "-" "$ref_lo-$ref_hi" "-" "-" "$ref_rss" "$ref_commits" "-" "-" "$ref_note"
   fi
   f_lo=$(printf '%s\n' "${f_walls[@]}" | sort -g | head -1)
   f_hi=$(printf '%s\n' "${f_walls[@]}" | sort -g | tail -1)
@@ -373,7 +395,7 @@ for img in "${IMGS[@]}"; do
 
   # Mounts: the unconverted image (read-only loop on the cached image itself)
   # and the converted copy of run 1.
-  mfmt='%-22s %3s | %8s %10s %9s\n'
+  mfmt='%-24s %3s | %9s %10s %9s\n'
   printf "$mfmt" "mount -o ro" run "ms" "read I/Os" "MB read"
   b_ms=() b_ios=() a_ms=() a_ios=()
   for run in $(seq 1 "$MOUNT_RUNS"); do
@@ -401,6 +423,7 @@ for img in "${IMGS[@]}"; do
   read -r io_ratio t_io < <(awk -v b="$bi_lo" -v a="$ai_hi" 'BEGIN { r = (a > 0) ? b / a : 999; printf "%.1f %s\n", r, (r >= 40) ? "met" : "MISSED" }')
   echo "summary $label:"
   echo "  fsctl --bg-tree ${f_lo}-${f_hi} s vs btrfstune ${ref_lo}-${ref_hi} s ($ref_note): ${sp_lo}x-${sp_hi}x faster (worst pairing first) -> target >= 4x$([ "$nbg" -ge 7003 ] 2>/dev/null && echo ' and < 1 s'): $t_speed"
+  echo "  fsctl --bg-tree wall minus run-queue wait (time not spent waiting for a CPU): $(printf '%s\n' "${f_alone[@]}" | sort -g | head -1)-$(printf '%s\n' "${f_alone[@]}" | sort -g | tail -1) s"
   echo "  fsctl peak RSS ${rss_hi} MiB (btrfstune $ref_rss MB) -> target < 320 MiB (256 MiB cache + 64): $t_rss"
   echo "  mount read I/Os ${bi_lo} (fewest before) -> ${ai_hi} (most after): ${io_ratio}x fewer -> target >= 40x: $t_io"
   echo "  mount time median ${bm} ms -> ${am} ms ($(awk -v b="$bm" -v a="$am" 'BEGIN { printf "%.1fx", (a > 0) ? b / a : 0 }'))"
