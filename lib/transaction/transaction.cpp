@@ -16,7 +16,8 @@ Transaction::Transaction(fs::FsInfo& fs) : fs_(fs) { transid_ = fs.super().gener
 
 Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool allow_changing_bg_tree) {
   const SuperBlock& sb = fs.super();
-  if (!fs.writable()) return make_error(Errc::invalid_argument, "filesystem was opened read-only");
+  // A read-only FsInfo may start a transaction to plan and reserve (dry
+  // runs); its commit fails before writing (FsInfo::write_tree_blocks).
   if (u64 unk = fs.unknown_incompat())
     return make_error(Errc::unsupported, "filesystem has incompat features fsctl does not know (0x" + std::to_string(unk) + "): refusing to write");
   if (sb.log_root.get())

@@ -57,8 +57,9 @@ struct Reservation {
 
 class Transaction final : public ctree::TreeWriter {
  public:
-  /// Starts transaction super.generation + 1 on a writable FsInfo.
-  /// Errors: Errc::invalid_argument (read-only open), Errc::unsupported (see
+  /// Starts transaction super.generation + 1. On a read-only FsInfo it can
+  /// plan and reserve (dry runs) but commit() fails before writing.
+  /// Errors: Errc::unsupported (see
   /// the scope above, unknown incompat bits, a log tree to replay, a
   /// conversion in progress not allowed by `allow_changing_bg_tree`).
   [[nodiscard]] static Result<std::unique_ptr<Transaction>> start(fs::FsInfo& fs, bool allow_changing_bg_tree = false);
