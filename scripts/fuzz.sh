@@ -15,5 +15,5 @@ for t in build-fuzz/tests/fuzz/fuzz_*; do
   [ -d "tests/fuzz/seeds/$name" ] && cp -n tests/fuzz/seeds/"$name"/* "$corpus"/ 2>/dev/null || true
   echo "fuzz: $name for ${secs}s"
   "$t" -max_total_time="$secs" -print_final_stats=0 "$corpus" >"build-fuzz/$name.log" 2>&1 || { tail -50 "build-fuzz/$name.log"; echo "fuzz: $name found a problem"; exit 1; }
-  grep -E "^#[0-9]+ *DONE" "build-fuzz/$name.log" | tail -1 || true
+  grep -E "^#[0-9]+[[:space:]]+DONE" "build-fuzz/$name.log" | tail -1 || true
 done
