@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   register_inspect(app, g, action);
   register_qgroup(app, g, action);
   register_convert(app, g, action);
+  register_check(app, g, action);
 
   try {
     app.parse(argc, argv);

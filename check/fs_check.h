@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Structural checks that prove what the write commands promise: every tree
+// block has an extent item and is not free in the free space tree, every free
+// space tree entry lies inside a block group, every block group item is in the
+// tree the superblock's state says. Returns a report; never prints.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "lib/fs/fs_info.h"
+
+namespace fsctl::check {
+
+struct CheckProblem {
+  bool error = true;    // false: a warning (e.g. stale free space entries left by mkfs 6.2)
+  std::string message;  // names the block or key
+};
+
+struct FsCheckReport {
+  u64 tree_blocks = 0;        // blocks walked (each once)
+  u64 free_space_items = 0;   // FREE_SPACE_INFO/EXTENT/BITMAP items read
+  u64 block_groups = 0;
+  std::vector<CheckProblem> problems;
+  [[nodiscard]] u64 errors() const {
+    u64 n = 0;
+    for (auto& p : problems) n += p.error;
+    return n;
+  }
+};
+
+/// Walks every tree once (ctree::walk_trees) and checks each block against
+/// the extent tree (a METADATA_ITEM or EXTENT_ITEM exists) and the free
+/// space tree (the block is not listed free); checks every free space tree
+/// entry against the block groups; checks that each block group item sits
+/// in the tree the conversion state allows. REQUIRES: block groups loaded.
+/// Errors: read errors (naming the bytenr); findings go into the report.
+[[nodiscard]] Result<FsCheckReport> check_filesystem(fs::FsInfo& fs);
+
+}  // namespace fsctl::check

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// `fsctl check`: structural checks of an unmounted filesystem (check/fs_check.cpp).
+#include <iostream>
+
+#include "check/fs_check.h"
+#include "cmd/commands.h"
+
+namespace fsctl::cmd {
+using json = nlohmann::ordered_json;
+
+namespace {
+int run_check(const GlobalOptions& g, const std::vector<std::string>& devs) {
+  StderrReporter rep(g);
+  auto fs = open_read_only(devs, g, rep, true);
+  if (!fs) return report_error(fs.error());
+  auto r = check::check_filesystem(**fs);
+  if (!r) return report_error(r.error());
+  if (g.format == Format::json) {
+    json out = json_header("check");
+    out["tree_blocks"] = r->tree_blocks;
+    out["free_space_items"] = r->free_space_items;
+    out["block_groups"] = r->block_groups;
+    out["bg_tree_state"] = (*fs)->bg_tree_state().describe();
+    json probs = json::array();
+    for (auto& p : r->problems) probs.push_back({{"severity", p.error ? "error" : "warning"}, {"message", p.message}});
+    out["problems"] = probs;
+    out["errors"] = r->errors();
+    std::cout << out.dump(2) << '\n';
+  } else {
+    for (auto& p : r->problems) std::cout << (p.error ? "ERROR: " : "WARNING: ") << p.message << '\n';
+    std::cout << "checked " << r->tree_blocks << " tree blocks, " << r->free_space_items << " free space items, "
+              << r->block_groups << " block groups (" << (*fs)->bg_tree_state().describe() << "): " << r->errors()
+              << " errors, " << r->problems.size() - r->errors() << " warnings\n";
+  }
+  return r->errors() ? EXIT_PROBLEMS : EXIT_OK;
+}
+}  // namespace
+
+void register_check(CLI::App& app, const GlobalOptions& g, Action& action) {
+  auto* ck = app.add_subcommand("check", "Check extent items, free space and block group items of every tree block (read-only)");
+  auto devs = std::make_shared<std::vector<std::string>>();
+  ck->add_option("devices", *devs, "All devices of the filesystem")->required();
+  ck->callback([&g, &action, devs] { action = [&g, devs] { return run_check(g, *devs); }; });
+}
+
+}  // namespace fsctl::cmd
