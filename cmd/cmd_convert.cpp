@@ -16,7 +16,10 @@ namespace {
 
 int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bool to_bgt, bool dry_run, u64 batch) {
   StderrReporter rep(g);
-  auto fs = dry_run ? open_read_only(devs, g, rep, true) : open_read_write(devs, g, rep);
+  // A dry run opens like the real run (exclusive; a mounted filesystem is
+  // refused) because its reservation probe needs a transaction, which a
+  // read-only open cannot start; it never commits, so nothing is written.
+  auto fs = open_read_write(devs, g, rep);
   if (!fs) return report_error(fs.error());
   convert::ConvertOptions o;
   o.direction = to_bgt ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;
@@ -44,6 +47,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["already_done"] = c.already_done;
     out["resumed"] = c.resumed;
     out["block_groups_total"] = c.block_groups_total;
+    out["block_groups_to_move"] = c.block_groups_to_move;
     out["block_groups_moved"] = c.block_groups_moved;
     out["commits"] = c.commits;
     out["tree_blocks_written"] = c.tree_blocks_written;
@@ -62,7 +66,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   }
   if (dry_run) {
     std::printf("dry run: would move %llu block group items to the %s, new tree about %llu blocks, reserving %llu bytes; nothing written\n",
-                static_cast<unsigned long long>(c.block_groups_total), to_bgt ? "block group tree" : "extent tree",
+                static_cast<unsigned long long>(c.block_groups_to_move), to_bgt ? "block group tree" : "extent tree",
                 static_cast<unsigned long long>(c.estimated_tree_blocks), static_cast<unsigned long long>(c.reserved_bytes));
     return EXIT_OK;
   }

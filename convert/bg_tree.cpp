@@ -57,6 +57,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     if (bg.item_tree == src_tree) todo.push_back(bg);
   std::sort(todo.begin(), todo.end(), [](const fs::BlockGroup& a, const fs::BlockGroup& b) { return a.start > b.start; });
   u64 total = todo.size();
+  rep.block_groups_to_move = total;
   u64 batch = std::max<u64>(opts.batch, 1);
   u32 ns = fs.nodesize();
   u64 per_leaf = (leaf_data_size(ns)) / (sizeof(Item) + sizeof(BlockGroupItem));

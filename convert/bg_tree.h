@@ -29,6 +29,7 @@ struct ConvertReport {
   bool already_done = false;  // nothing to do: the filesystem is in the asked state
   bool resumed = false;       // a half-done conversion (ours or btrfstune's) was continued
   u64 block_groups_total = 0;
+  u64 block_groups_to_move = 0;  // items in the source tree at the start (a resumed run: the rest)
   u64 block_groups_moved = 0;
   u64 commits = 0;
   u64 tree_blocks_written = 0;
