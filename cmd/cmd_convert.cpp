@@ -36,7 +36,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     };
   auto r = convert::convert_bg_tree(**fs, o);
   if (tty) std::fprintf(stderr, "\n");
-  if (!r) return report_error(r.error());
+  if (!r) return report_error(r.error(), devs[0]);
   const auto& c = *r;
   if (g.format == Format::json) {
     json out = json_header("convert");

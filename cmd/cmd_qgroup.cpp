@@ -150,7 +150,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   std::optional<qgroup::RepairResult> repaired;
   if (repair) {
     auto rr = qgroup::repair_qgroups(**fs, rep_.quota, rep_.computed);
-    if (!rr) return report_error(rr.error());
+    if (!rr) return report_error(rr.error(), devs[0]);
     repaired = *rr;
     rc = EXIT_OK;
   }

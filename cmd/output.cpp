@@ -30,6 +30,11 @@ int report_error(const Error& e) {
   return exit_code_for(e.code);
 }
 
+int report_error(const Error& e, const std::string& device) {
+  if (e.message.find(device) != std::string::npos) return report_error(e);
+  return report_error(e.context(device));
+}
+
 std::optional<u64> parse_size(const std::string& s) {
   if (s.empty()) return std::nullopt;
   std::size_t i = 0;

@@ -58,6 +58,8 @@ class StderrReporter final : public Reporter {
 
 /// Prints "ERROR: message" to stderr and returns the exit code for it.
 int report_error(const Error& e);
+/// Same, naming `device` first unless the message already does.
+int report_error(const Error& e, const std::string& device);
 
 /// Parses a size like "256M", "1G", "4096" into bytes. nullopt when invalid.
 [[nodiscard]] std::optional<u64> parse_size(const std::string& s);

@@ -41,6 +41,16 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
       return make_error(Errc::unsupported, "a conversion to the block group tree is in progress; finish it first with fsctl convert --bg-tree");
     }
   }
+  // The superblock and the trees must agree before anything is written
+  // (a bit without its tree is what the kernel refuses to mount too).
+  if (st.has_bg_tree_bit && !st.bg_tree_exists)
+    return make_error(Errc::corrupt, "the block_group_tree compat_ro bit is set but tree 11 (the block group tree) does not exist; refusing to convert");
+  if (st.has_bg_tree_bit && !st.changing && st.in_extent_tree > 0)
+    return make_error(Errc::corrupt, "the block_group_tree compat_ro bit is set but " + std::to_string(st.in_extent_tree) +
+                                         " block group items are in the extent tree; refusing to convert");
+  if (!st.has_bg_tree_bit && !st.changing && st.in_bg_tree > 0)
+    return make_error(Errc::corrupt, std::to_string(st.in_bg_tree) +
+                                         " block group items are in tree 11 but neither the block_group_tree bit nor a conversion in progress is recorded; refusing to convert");
   rep.block_groups_total = fs.block_groups().size();
   if (rep.already_done) {
     rep.state_after = rep.state_before;

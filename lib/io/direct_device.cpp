@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -159,6 +160,15 @@ Result<std::unique_ptr<BlockDevice>> open_device(const std::string& path, OpenMo
       int e = errno;
       return make_error(e == EBUSY ? Errc::busy : Errc::io, path + ": open: " + errno_text(e), e);
     }
+  }
+  if (mode.write && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    // One writer per device: a second fsctl write command (or anything else
+    // holding the lock) would commit on top of a stale view.
+    int e = errno;
+    ::close(fd);
+    if (e == EWOULDBLOCK)
+      return make_error(Errc::busy, path + ": device is in use by another writer (fsctl holds it locked); try again when it has finished");
+    return make_error(Errc::io, path + ": flock: " + errno_text(e), e);
   }
   u64 size = static_cast<u64>(st.st_size);
   u32 lbs = 512;

@@ -18,7 +18,8 @@ struct OpenMode {
 };
 
 /// Opens `path`. With mode.write the device must not be mounted (see
-/// mount_check.h): Errc::busy names the mount point. Errors: Errc::io with
+/// mount_check.h): Errc::busy names the mount point; and it is locked
+/// (flock LOCK_EX) until closed, so a second writer gets Errc::busy. Errors: Errc::io with
 /// errno (ENOENT, EACCES, EBUSY from O_EXCL), Errc::busy.
 /// When the file system under `path` refuses O_DIRECT (e.g. tmpfs), the
 /// device falls back to buffered I/O and says so once through `reporter`.
