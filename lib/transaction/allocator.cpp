@@ -108,7 +108,9 @@ Status Transaction::load_space() {
         carve(sp.free, a, a + STRIPE_LEN);
       }
     }
-    (void)ss;
+    // Never trust a free range the extent tree contradicts: a damaged free
+    // space tree would make us write over live metadata or data.
+    FSCTL_TRY(check_free_against_extents(sp));
     space_.push_back(std::move(sp));
   }
   space_loaded_ = true;
@@ -122,6 +124,29 @@ Status Transaction::load_space() {
 // such extent is left from the first extent that fits. A commit's new blocks
 // are then mostly contiguous and written with few large requests, instead of
 // filling every small hole first.
+Status Transaction::check_free_against_extents(const BlockGroupSpace& sp) {
+  auto ext = fs_.find_root(EXTENT_TREE_OBJECTID);
+  if (!ext) return make_error(Errc::corrupt, "no extent tree");
+  u32 ns = nodesize();
+  ctree::KeyRange range{{sp.start, 0, 0}, {sp.start + sp.length - 1, 0xff, ~0ULL}};
+  return ctree::for_each_item(*this, *ext, range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+    Key k = leaf.item_key(slot);
+    u64 len = k.type == KeyType::EXTENT_ITEM ? k.offset : k.type == KeyType::METADATA_ITEM ? ns : 0;
+    if (len == 0) return ctree::Visit::next;
+    auto it = sp.free.upper_bound(k.objectid + len - 1);
+    if (it != sp.free.begin()) {
+      --it;
+      if (it->first + it->second > k.objectid)
+        return make_error(Errc::corrupt, "the free space tree lists [" + std::to_string(it->first) + ", " +
+                                             std::to_string(it->first + it->second) + ") of block group " + std::to_string(sp.start) +
+                                             " as free, but extent " + std::to_string(k.objectid) + " (" + std::to_string(len) +
+                                             " bytes, extent tree leaf " + std::to_string(leaf.bytenr()) +
+                                             ") is in use there; refusing to write (rebuild the free space tree: mount once with -o clear_cache,space_cache=v2)");
+    }
+    return ctree::Visit::next;
+  });
+}
+
 Result<u64> Transaction::find_free(u64 len) {
   constexpr u64 CLUSTER = 2ULL << 20;
   u32 ns = nodesize();

@@ -111,6 +111,7 @@ class Transaction final : public ctree::TreeWriter {
  private:
   explicit Transaction(fs::FsInfo& fs);
   Status load_space();
+  Status check_free_against_extents(const BlockGroupSpace& sp);
   Result<u64> find_free(u64 len);
   BlockGroupSpace* space_of(u64 bytenr);
   // Fixed-point pieces (extent_refs.cpp, free_space_tree.cpp).
