@@ -86,6 +86,14 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     r.extra_blocks = new_tree_blocks;
     FSCTL_TRY_ASSIGN(u64 whole, probe->reserve(r));
     if (opts.dry_run) rep.reserved_bytes = whole;
+    // Everything the run will copy must be copyable, found before the first
+    // commit sets CHANGING_BG_TREE (a refusal after it would leave a
+    // filesystem the kernel does not mount).
+    std::vector<Key> keys;
+    for (auto& bg : todo) keys.push_back({bg.start, KeyType::BLOCK_GROUP_ITEM, bg.length});
+    FSCTL_TRY(probe->check_copyable(src_tree, &keys));
+    for (u64 tree : {dst_tree, ROOT_TREE_OBJECTID, FREE_SPACE_TREE_OBJECTID, QUOTA_TREE_OBJECTID})
+      if (tree != EXTENT_TREE_OBJECTID) FSCTL_TRY(probe->check_copyable(tree));
   }
   if (opts.dry_run) {
     rep.block_groups_moved = 0;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "lib/ctree/search.h"
+#include "lib/ctree/tree_walk.h"
 #include "lib/format/decode.h"
 #include "lib/format/items.h"
 #include "lib/transaction/transaction.h"
@@ -30,6 +31,27 @@ Status Transaction::check_droppable(u64 bytenr, u64 owner, u8 level) {
   // extent item; a BLOCK_GROUP_ITEM may share the objectid and is no ref.
   if (more && p.key().objectid == bytenr && p.key().type >= KeyType::TREE_BLOCK_REF && p.key().type <= KeyType::SHARED_DATA_REF)
     return make_error(Errc::unsupported, what + " has keyed back references; modifying shared trees is not supported");
+  return {};
+}
+
+Status Transaction::check_copyable(u64 root_id, const std::vector<Key>* keys) {
+  auto r = fs_.find_root(root_id);
+  if (!r) return {};
+  std::set<u64> seen;
+  auto check = [&](const cache::TreeBlockRef& b) -> Status {
+    if (!seen.insert(b->bytenr).second) return {};
+    return check_droppable(b->bytenr, root_id, b->view().level());
+  };
+  if (!keys) {
+    ctree::RootSets sets;
+    return ctree::walk_trees(*this, {*r}, sets, [&](const cache::TreeBlockRef& b, u32) { return check(b); });
+  }
+  for (const Key& k : *keys) {
+    ctree::Path p;
+    FSCTL_TRY(ctree::search_slot(*this, *r, k, p));
+    for (auto& n : p.nodes)
+      if (n) FSCTL_TRY(check(n));
+  }
   return {};
 }
 

@@ -85,6 +85,13 @@ class Transaction final : public ctree::TreeWriter {
   /// and removes its ROOT_ITEM. Errors: Errc::invalid_argument when not empty.
   [[nodiscard]] Status delete_tree(u64 root_id);
 
+  /// Preflight for operations that must refuse before their first commit:
+  /// every block of tree `root_id` (all of it, or only the search paths of
+  /// `keys` when given) must be one this engine may copy (its extent item is
+  /// exactly one TREE_BLOCK_REF of the tree). Reads only. Errors:
+  /// Errc::unsupported naming the block; read errors.
+  [[nodiscard]] Status check_copyable(u64 root_id, const std::vector<format::Key>* keys = nullptr);
+
   /// Applies extent references, free space and block group usage until they
   /// reach a fixed point, updates root items, writes every new block to all
   /// mirrors, flushes, writes the superblocks, flushes. After a failure the
