@@ -85,6 +85,19 @@ Status Transaction::load_space() {
       merged[st] = len;
     }
     sp.free = std::move(merged);
+    // The block group's FREE_SPACE_INFO must count exactly these extents
+    // (kernel free-space-tree.c keeps extent_count so); a wrong count would
+    // be carried on by every update.
+    {
+      FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(*this, *fst, Key{bg.start, KeyType::FREE_SPACE_INFO, bg.length}));
+      if (!info || info->size() < sizeof(FreeSpaceInfo))
+        return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg.start));
+      u32 count = load_le<u32>(info->data());
+      if (count != sp.free.size())
+        return make_error(Errc::corrupt, "FREE_SPACE_INFO of block group " + std::to_string(bg.start) + " has extent_count " +
+                                             std::to_string(count) + " expect " + std::to_string(sp.free.size()) +
+                                             " (free extents listed); refusing to write");
+    }
     // Superblock copies inside this block group (kernel exclude_super_stripes:
     // one stripe_len-sized range per copy).
     const Chunk* chunk = fs_.chunk_map().find(bg.start);

@@ -36,6 +36,20 @@ Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool all
                                              "): finish it first");
   if (f & SUPER_FLAG_ERROR) return make_error(Errc::unsupported, "superblock has the ERROR flag: run btrfs check first");
   if (fs.block_groups().empty()) return make_error(Errc::invalid_argument, "filesystem opened without block groups");
+  // Block group items the kernel's tree checker rejects (check_block_group_item)
+  // must not be carried on by a write.
+  for (auto& bg : fs.block_groups()) {
+    std::string what = "block group " + std::to_string(bg.start) + " (item in " + tree_name(bg.item_tree) + ")";
+    if (bg.used > bg.length)
+      return make_error(Errc::corrupt, what + ": used " + std::to_string(bg.used) + " exceeds its length " + std::to_string(bg.length));
+    if (bg.chunk_objectid != FIRST_CHUNK_TREE_OBJECTID)
+      return make_error(Errc::corrupt, what + ": chunk_objectid has " + std::to_string(bg.chunk_objectid) + " expect " +
+                                           std::to_string(FIRST_CHUNK_TREE_OBJECTID));
+    const Chunk* c = fs.chunk_map().find(bg.start);
+    u64 mask = BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK;
+    if (!c || (c->type & mask) != (bg.flags & mask))
+      return make_error(Errc::corrupt, what + ": flags " + block_group_flags_to_string(bg.flags) + " differ from its chunk's");
+  }
   return std::unique_ptr<Transaction>(new Transaction(fs));
 }
 
