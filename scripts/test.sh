@@ -9,4 +9,4 @@ scripts/build.sh asan
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j2)
-scripts/fuzz.sh "${FUZZ_SECONDS:-45}"
+scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
