@@ -101,19 +101,10 @@ btrfs inspect-internal dump-tree -t root "$T/short.img" > "$T/root2.txt"
 sleaf=$(awk '/QUOTA_TREE ROOT_ITEM/{f=1} f && /bytenr/{for(i=1;i<=NF;i++) if($i=="bytenr") {print $(i+1); exit}}' "$T/root2.txt")
 for c in 1 2; do
   phys=$(btrfs-map-logical -l "$sleaf" "$T/short.img" 2>/dev/null | awk -v c="$c" '$1=="mirror" && $2==c {print $6}')
-  python3 - "$T/short.img" "$phys" <<'PY'
+  python3 - "$T/short.img" "$phys" "$FSCTL_SRC/tests/image/common" <<'PY'
 import struct, sys
-def crc32c(data):
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    c = 0xFFFFFFFF
-    for b in data:
-        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
+sys.path.insert(0, sys.argv[3])
+from btrfs_edit import crc32c
 img, phys, ns = sys.argv[1], int(sys.argv[2]), 4096
 with open(img, "r+b") as f:
     f.seek(phys); blk = bytearray(f.read(ns))
