@@ -8,20 +8,13 @@
 
 #include "lib/ctree/search.h"
 #include "lib/ctree/tree_walk.h"
+#include "lib/format/free_space.h"
 #include "lib/format/items.h"
 #include "lib/format/names.h"
 #include "lib/format/super.h"
 
 namespace fsctl::check {
 using namespace fsctl::format;
-
-namespace {
-const fs::BlockGroup* group_of(const std::vector<fs::BlockGroup>& bgs, u64 logical) {
-  for (auto& b : bgs)
-    if (logical >= b.start && logical - b.start < b.length) return &b;
-  return nullptr;
-}
-}  // namespace
 
 Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
   FsCheckReport rep;
@@ -38,7 +31,7 @@ Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
       if (k.type != KeyType::FREE_SPACE_INFO && k.type != KeyType::FREE_SPACE_EXTENT && k.type != KeyType::FREE_SPACE_BITMAP)
         return ctree::Visit::next;
       rep.free_space_items++;
-      const fs::BlockGroup* bg = group_of(bgs, k.objectid);
+      const fs::BlockGroup* bg = fs.block_group_of(k.objectid);
       if (!bg || k.objectid + k.offset > bg->start + bg->length) {
         problem(false, "free space tree item " + key_to_string(k) + " in leaf " + std::to_string(leaf.bytenr()) +
                            " lies outside every block group (stale entry, e.g. from mkfs.btrfs 6.2's removed temporary chunks); fsctl never allocates there");
@@ -49,18 +42,8 @@ Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
                           " length " + std::to_string(bg->length));
       if (k.type == KeyType::FREE_SPACE_EXTENT) free_ranges[k.objectid] = k.objectid + k.offset;
       if (k.type == KeyType::FREE_SPACE_BITMAP) {
-        auto bits = leaf.item_data(slot);
-        u64 n = k.offset / ss;
-        u64 run = 0;
-        for (u64 i = 0; i <= n; ++i) {
-          bool set = i < n && i / 8 < bits.size() && ((bits[i / 8] >> (i % 8)) & 1);
-          if (set) {
-            ++run;
-          } else if (run) {
-            free_ranges[k.objectid + (i - run) * ss] = k.objectid + i * ss;
-            run = 0;
-          }
-        }
+        auto r = for_each_free_run(k, leaf.item_data(slot), ss, [&](u64 start, u64 len) { free_ranges[start] = start + len; });
+        if (!r) problem(true, r.error().message + " (leaf " + std::to_string(leaf.bytenr()) + ")");
       }
       return ctree::Visit::next;
     }));
@@ -109,7 +92,7 @@ Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
     }
     if (!found) problem(true, "tree block " + std::to_string(bytenr) + " (level " + std::to_string(level) + ") has no extent item");
     if (is_free(bytenr, ns)) problem(true, "tree block " + std::to_string(bytenr) + " is listed as free in the free space tree");
-    const fs::BlockGroup* bg = group_of(bgs, bytenr);
+    const fs::BlockGroup* bg = fs.block_group_of(bytenr);
     if (!bg || !(bg->flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM)))
       problem(true, "tree block " + std::to_string(bytenr) + " lies outside every metadata block group");
   }

@@ -94,6 +94,9 @@ class FsInfo final : public ctree::BlockSource {
   [[nodiscard]] const std::map<u64, format::DevItem>& dev_items() const { return dev_items_; }
   /// Block groups by start (empty unless OpenOptions::load_block_groups).
   [[nodiscard]] const std::vector<BlockGroup>& block_groups() const { return block_groups_; }
+  /// The block group containing `logical`, or nullptr (binary search; block
+  /// groups are kept sorted by start).
+  [[nodiscard]] const BlockGroup* block_group_of(u64 logical) const;
   [[nodiscard]] const BgTreeState& bg_tree_state() const { return bg_state_; }
   /// incompat bits fsctl does not know (0 when none).
   [[nodiscard]] u64 unknown_incompat() const { return super_.incompat_flags.get() & ~format::INCOMPAT_SUPPORTED; }

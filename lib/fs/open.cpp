@@ -68,6 +68,14 @@ ctree::RootRef FsInfo::chunk_root() const {
   return {CHUNK_TREE_OBJECTID, super_.chunk_root.get(), super_.chunk_root_level, super_.chunk_root_generation.get()};
 }
 
+const BlockGroup* FsInfo::block_group_of(u64 logical) const {
+  auto it = std::upper_bound(block_groups_.begin(), block_groups_.end(), logical,
+                             [](u64 l, const BlockGroup& b) { return l < b.start; });
+  if (it == block_groups_.begin()) return nullptr;
+  --it;
+  return logical - it->start < it->length ? &*it : nullptr;
+}
+
 std::optional<ctree::RootRef> FsInfo::find_root(u64 root_id) const {
   if (root_id == ROOT_TREE_OBJECTID) return tree_root();
   if (root_id == CHUNK_TREE_OBJECTID) return chunk_root();

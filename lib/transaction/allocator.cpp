@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "lib/ctree/search.h"
+#include "lib/format/free_space.h"
 #include "lib/format/items.h"
 #include "lib/format/super.h"
 #include "lib/transaction/transaction.h"
@@ -54,21 +55,7 @@ Status Transaction::load_space() {
       if (k.type == KeyType::FREE_SPACE_EXTENT) {
         sp.free[k.objectid] = k.offset;
       } else if (k.type == KeyType::FREE_SPACE_BITMAP) {
-        auto bits = leaf.item_data(slot);
-        u64 nbits = k.offset / ss;
-        if (bits.size() * 8 < nbits)
-          return make_error(Errc::corrupt, "free space bitmap " + key_to_string(k) + " is " + std::to_string(bits.size()) + " bytes, too short");
-        u64 run = 0;
-        for (u64 i = 0; i <= nbits; ++i) {
-          bool set = i < nbits && (bits[i / 8] >> (i % 8)) & 1;
-          if (set) {
-            ++run;
-          } else if (run) {
-            u64 start = k.objectid + (i - run) * ss;
-            sp.free[start] = run * ss;
-            run = 0;
-          }
-        }
+        FSCTL_TRY(for_each_free_run(k, leaf.item_data(slot), ss, [&](u64 start, u64 len) { sp.free[start] = len; }));
       }
       return ctree::Visit::next;
     }));

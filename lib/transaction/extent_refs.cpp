@@ -96,10 +96,8 @@ Status Transaction::apply_block_group_usage() {
   bg_delta_.clear();
   for (auto& [start, delta] : deltas) {
     if (delta == 0) continue;
-    const fs::BlockGroup* bg = nullptr;
-    for (auto& b : fs_.block_groups())
-      if (b.start == start) bg = &b;
-    if (!bg) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
+    const fs::BlockGroup* bg = fs_.block_group_of(start);
+    if (!bg || bg->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
     // The item lives in the block group tree or the extent tree; look in
     // both, as a conversion may be moving it.
     bool done = false;
