@@ -147,6 +147,8 @@ Status Transaction::check_free_against_extents(const BlockGroupSpace& sp) {
   });
 }
 
+void Transaction::exclude_block_groups(const std::set<u64>& starts) { excluded_bgs_.insert(starts.begin(), starts.end()); }
+
 Result<u64> Transaction::find_free(u64 len) {
   constexpr u64 CLUSTER = 2ULL << 20;
   u32 ns = nodesize();
@@ -160,6 +162,7 @@ Result<u64> Transaction::find_free(u64 len) {
     return s;
   };
   for (auto& sp : space_) {
+    if (excluded_bgs_.count(sp.start)) continue;
     if (sp.cursor) {
       auto it = sp.free.find(sp.cursor);
       if (it != sp.free.end())
@@ -171,9 +174,11 @@ Result<u64> Transaction::find_free(u64 len) {
     for (auto it = sp.free.begin(); it != from; ++it)
       if (auto s = try_take(sp, it, CLUSTER)) return *s;
   }
-  for (auto& sp : space_)
+  for (auto& sp : space_) {
+    if (excluded_bgs_.count(sp.start)) continue;
     for (auto it = sp.free.begin(); it != sp.free.end(); ++it)
       if (auto s = try_take(sp, it, len)) return *s;
+  }
   return make_error(Errc::nospc, "no free metadata space left in the metadata block groups (new chunk allocation is not implemented)");
 }
 

@@ -104,6 +104,37 @@ class Transaction final : public ctree::TreeWriter {
   [[nodiscard]] u64 reserved_bytes() const { return reserved_; }
   [[nodiscard]] fs::FsInfo& fs() { return fs_; }
 
+  // Block groups and chunks (chunk.cpp).
+  /// The allocator never places a block in these block groups (logical
+  /// starts) from now on: relocation targets (DESIGN.md "Balance").
+  void exclude_block_groups(const std::set<u64>& starts);
+  /// Allocates a new chunk of type and profile `flags` (BLOCK_GROUP_*) from
+  /// the devices' unallocated space (kernel volumes.c btrfs_create_chunk):
+  /// CHUNK_ITEM in the chunk tree (and the superblock's sys_chunk_array for
+  /// SYSTEM), DEV_EXTENT items, DEV_ITEM bytes_used, BLOCK_GROUP_ITEM,
+  /// FREE_SPACE_INFO with one free extent; usable by this transaction at
+  /// once. Returns the new block group's logical start. Errors: Errc::nospc
+  /// when the devices cannot hold the profile's stripes.
+  [[nodiscard]] Result<u64> alloc_chunk(u64 flags);
+  /// Removes the empty block group at logical `start` and its chunk (kernel
+  /// btrfs_remove_chunk): block group item, free space tree entries, chunk
+  /// item (and sys_chunk_array entry), dev extents, DEV_ITEM bytes_used.
+  /// REQUIRES: committed `used` is 0 and nothing of it was allocated in this
+  /// transaction. Errors: Errc::invalid_argument when not empty.
+  [[nodiscard]] Status remove_block_group(u64 start);
+
+  // Space without extent items, for callers that write the extent items
+  // themselves (relocation copies a block's extent item with its backrefs).
+  /// A new dirty tree block (header initialized: bytenr, fsid, chunk tree
+  /// uuid, generation = transid, `owner`, `level`) whose extent item the
+  /// caller inserts. Free space tree, block group used and bytes_used are
+  /// kept by the transaction.
+  [[nodiscard]] Result<std::shared_ptr<cache::TreeBlock>> alloc_block_space(u64 owner, u8 level);
+  /// Frees the space of committed tree block `bytenr` (pinned until commit)
+  /// whose extent item the caller deletes. Errors: Errc::corrupt when
+  /// outside every metadata block group.
+  [[nodiscard]] Status release_block_space(u64 bytenr);
+
   // TreeWriter / BlockSource.
   [[nodiscard]] u64 transid() const override { return transid_; }
   [[nodiscard]] Result<std::shared_ptr<cache::TreeBlock>> alloc_tree_block(u64 owner, u8 level) override;
@@ -148,8 +179,9 @@ class Transaction final : public ctree::TreeWriter {
   std::set<u64> pinned_;                   // freed committed blocks: not reusable before commit
   std::set<u64> extent_inserted_;          // own blocks whose extent item was inserted
   std::set<u64> fst_applied_;              // own blocks already marked used in the free space tree
-  std::map<u64, std::pair<u64, u8>> root_items_written_;
-  std::set<u64> deleted_trees_;            // trees removed by delete_tree in this transaction  // root id -> (bytenr, level) in its ROOT_ITEM
+  std::map<u64, std::pair<u64, u8>> root_items_written_;  // root id -> (bytenr, level) in its ROOT_ITEM
+  std::set<u64> deleted_trees_;            // trees removed by delete_tree in this transaction
+  std::set<u64> excluded_bgs_;             // block groups the allocator must not use
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;
   TransactionStats stats_;
