@@ -20,6 +20,11 @@ void register_check(CLI::App& app, const GlobalOptions& g, Action& action);
 void register_convert(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `qgroup show` and `qgroup verify`.
 void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action);
+/// `fsctl balance`.
+void register_balance(CLI::App& app, const GlobalOptions& g, Action& action);
+/// argv[1..] with btrfs-style attached balance filters ("-musage=50") split
+/// into "-m --mfilters=usage=50" for CLI11.
+[[nodiscard]] std::vector<std::string> rewrite_balance_args(int argc, char** argv);
 
 /// Opens a filesystem read-only for a command: warns about mounted devices,
 /// unknown incompat bits and a log tree needing replay.

@@ -2,6 +2,7 @@
 // fsctl entry point: global options (--format, -v, -q, --cache-size), command
 // dispatch, and the only place that catches exceptions and maps them to exit
 // codes (STYLE.md "Errors").
+#include <algorithm>
 #include <iostream>
 #include <new>
 
@@ -28,9 +29,13 @@ int main(int argc, char** argv) {
   register_qgroup(app, g, action);
   register_convert(app, g, action);
   register_check(app, g, action);
+  register_balance(app, g, action);
 
   try {
-    app.parse(argc, argv);
+    // CLI11 takes a vector of arguments in reverse order.
+    auto args = rewrite_balance_args(argc, argv);
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? EXIT_OK : EXIT_USAGE;

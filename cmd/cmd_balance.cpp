@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// `fsctl balance -m[FILTERS] DEV...`: offline metadata relocation with exact
+// qgroups (lib/relocation). Filters are attached to -m as with btrfs balance
+// start (-musage=50,limit=2); --metadata=FILTERS is the long form.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "check/qgroup_verify.h"
+#include "cmd/commands.h"
+#include "lib/format/names.h"
+#include "lib/qgroup/qgroup.h"
+#include "lib/relocation/balance.h"
+
+namespace fsctl::cmd {
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct BalanceArgs {
+  std::vector<std::string> devs;
+  bool metadata = false, system = false, force = false, dry_run = false;
+  std::string mfilters, sfilters;
+  u64 batch = 1;
+  std::string verify = "auto";
+};
+
+int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
+  if (a.system && !a.metadata && !a.force) {
+    std::cerr << "ERROR: balancing system block groups alone needs -f (as with btrfs balance)\n";
+    return EXIT_USAGE;
+  }
+  if (a.system) {
+    std::cerr << "ERROR: relocation of system block groups (-s) is not supported yet; use -m\n";
+    return EXIT_UNSUPPORTED;
+  }
+  if (!a.metadata) {
+    std::cerr << "ERROR: give -m (metadata block groups); fsctl does not relocate data\n";
+    return EXIT_USAGE;
+  }
+  auto filters = relocation::BalanceFilters::parse(a.mfilters);
+  if (!filters) {
+    std::cerr << "ERROR: " << filters.error().message << '\n';
+    return EXIT_USAGE;
+  }
+  StderrReporter rep(g);
+  auto fs = open_read_write(a.devs, g, rep);
+  if (!fs) return report_error(fs.error());
+
+  // Quota state before: an inconsistent quota is reported, not silently kept.
+  auto quota = qgroup::read_quota(**fs);
+  if (!quota) return report_error(quota.error(), a.devs[0]);
+  bool quota_on = quota->has_value() && (*quota)->on();
+  bool verify = a.verify == "yes" || (a.verify == "auto" && quota_on);
+  if (quota_on && ((*quota)->inconsistent() || (*quota)->rescan_running()))
+    rep.warning("qgroup numbers are marked inconsistent before the balance; balance keeps them as they are: "
+                "run `fsctl qgroup verify --repair` to make them right");
+
+  relocation::BalanceOptions o;
+  o.metadata = *filters;
+  o.batch = a.batch;
+  o.dry_run = a.dry_run;
+  bool tty = !g.quiet && g.format == Format::text && ::isatty(2);
+  if (tty)
+    o.progress = [](u64 done, u64 total, u64 copied) {
+      std::fprintf(stderr, "\rrelocated %llu/%llu block groups, %llu tree blocks copied", static_cast<unsigned long long>(done),
+                   static_cast<unsigned long long>(total), static_cast<unsigned long long>(copied));
+      std::fflush(stderr);
+    };
+  auto r = relocation::balance_metadata(**fs, o);
+  if (tty) std::fprintf(stderr, "\n");
+  if (!r) return report_error(r.error(), a.devs[0]);
+  const auto& b = *r;
+
+  // Qgroups after the last commit: every number must still be right.
+  std::optional<check::QgroupVerifyReport> qv;
+  if (verify && !a.dry_run) {
+    auto v = check::verify_qgroups(**fs);
+    if (!v) return report_error(v.error(), a.devs[0]);
+    qv = std::move(*v);
+  }
+  bool qgroups_ok = !qv || qv->ok();
+
+  if (g.format == Format::json) {
+    json out = json_header("balance");
+    out["dry_run"] = b.dry_run;
+    out["filters"] = a.mfilters;
+    out["block_groups_metadata"] = b.block_groups_metadata;
+    out["block_groups_selected"] = b.block_groups_selected;
+    out["block_groups_relocated"] = b.block_groups_relocated;
+    out["block_groups_removed"] = b.block_groups_removed;
+    json sel = json::array();
+    for (u64 s : b.selected) sel.push_back(s);
+    out["selected"] = sel;
+    out["relocated_extents"] = b.relocation.relocated_extents;
+    out["tree_blocks_copied"] = b.relocation.tree_blocks_copied;
+    out["ancestors_copied"] = b.relocation.ancestors_copied;
+    out["backrefs_remapped"] = b.relocation.backrefs_remapped;
+    out["qgroup_dirty_extents"] = b.relocation.qgroup_dirty_extents;
+    out["commits"] = b.commits;
+    out["tree_blocks_written"] = b.tree_blocks_written;
+    out["reserved_bytes"] = b.reserved_bytes;
+    out["used_bytes"] = b.used_bytes;
+    out["quota_enabled"] = quota_on;
+    if (qv)
+      out["qgroups"] = {{"verified", true}, {"consistent", qv->ok()}, {"mismatches", qv->mismatches}};
+    else
+      out["qgroups"] = {{"verified", false}};
+    out["seconds"] = b.seconds;
+    std::cout << out.dump(2) << '\n';
+  } else if (b.dry_run) {
+    std::printf("dry run: %llu of %llu metadata block groups selected; the first batch would relocate %llu tree blocks, reserving %llu bytes; nothing written\n",
+                static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata),
+                static_cast<unsigned long long>(b.relocation.relocated_extents), static_cast<unsigned long long>(b.reserved_bytes));
+  } else {
+    std::printf("relocated %llu of %llu metadata block groups (%llu removed): %llu extents relocated, %llu tree blocks copied, "
+                "%llu qgroup dirty extents, %llu commits, %llu bytes used (%llu reserved) in %.3f s\n",
+                static_cast<unsigned long long>(b.block_groups_relocated), static_cast<unsigned long long>(b.block_groups_metadata),
+                static_cast<unsigned long long>(b.block_groups_removed), static_cast<unsigned long long>(b.relocation.relocated_extents),
+                static_cast<unsigned long long>(b.relocation.tree_blocks_copied),
+                static_cast<unsigned long long>(b.relocation.qgroup_dirty_extents), static_cast<unsigned long long>(b.commits),
+                static_cast<unsigned long long>(b.used_bytes), static_cast<unsigned long long>(b.reserved_bytes), b.seconds);
+    if (qv)
+      std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
+                                            : "MISMATCH after balance (run fsctl qgroup verify for the table)");
+  }
+  return qgroups_ok ? EXIT_OK : EXIT_PROBLEMS;
+}
+
+}  // namespace
+
+std::vector<std::string> rewrite_balance_args(int argc, char** argv) {
+  // btrfs balance takes filters attached to -m/-s (getopt optional
+  // arguments): "-musage=50". CLI11 has no optional attached values, so
+  // "-mX" becomes "-m --mfilters=X" (and likewise for -s, -d is rejected).
+  std::vector<std::string> out;
+  bool in_balance = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s == "balance") in_balance = true;
+    if (in_balance && s.size() > 2 && s[0] == '-' && s[1] != '-' && (s[1] == 'm' || s[1] == 's')) {
+      out.push_back(std::string("-") + s[1]);
+      out.push_back(std::string("--") + s[1] + "filters=" + s.substr(2));
+      continue;
+    }
+    if (in_balance && (s.rfind("--metadata=", 0) == 0 || s.rfind("--system=", 0) == 0)) {
+      char c = s[2] == 'm' ? 'm' : 's';
+      out.push_back(std::string("-") + c);
+      out.push_back(std::string("--") + c + "filters=" + s.substr(s.find('=') + 1));
+      continue;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+void register_balance(CLI::App& app, const GlobalOptions& g, Action& action) {
+  auto* b = app.add_subcommand("balance", "Relocate metadata block groups offline, keeping every qgroup number exact");
+  auto a = std::make_shared<BalanceArgs>();
+  b->add_flag("-m,--metadata", a->metadata, "Relocate metadata block groups; filters attached: -musage=50,limit=2");
+  b->add_flag("-s,--system", a->system, "Relocate system block groups (with -f when given alone)");
+  b->add_option("--mfilters", a->mfilters)->group("");
+  b->add_option("--sfilters", a->sfilters)->group("");
+  b->add_flag("-f,--force", a->force, "Allow -s on its own");
+  b->add_flag("-n,--dry-run", a->dry_run, "Select, plan and reserve; write nothing");
+  b->add_option("--batch", a->batch, "Block groups relocated per transaction (default 1)")->check(CLI::Range(1, 1 << 20));
+  b->add_option("--verify-qgroups", a->verify, "Verify qgroups after the last commit: auto (when quota is on), yes, no")
+      ->check(CLI::IsMember({"auto", "yes", "no"}));
+  b->add_option("devices", a->devs, "All devices of the filesystem")->required();
+  b->callback([&g, &action, a] { action = [&g, a] { return run_balance(g, *a); }; });
+}
+
+}  // namespace fsctl::cmd

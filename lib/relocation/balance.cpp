@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Balance driver (balance.h): refusals, block group selection in the kernel's
+// order (highest logical start first, kernel __btrfs_balance), batches.
+#include "lib/relocation/balance.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "lib/ctree/search.h"
+#include "lib/format/items.h"
+#include "lib/format/names.h"
+#include "lib/transaction/transaction.h"
+#include "lib/volumes/raid_profiles.h"
+
+namespace fsctl::relocation {
+using namespace fsctl::format;
+
+namespace {
+
+Status refuse_unfinished_work(fs::FsInfo& fs) {
+  // A kernel balance that was paused or interrupted keeps its state in a
+  // BALANCE_ITEM (BALANCE_OBJECTID, TEMPORARY_ITEM, 0) of the root tree and
+  // resumes at mount (kernel volumes.c btrfs_recover_balance).
+  FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, fs.tree_root(), Key{BALANCE_OBJECTID, KeyType::TEMPORARY_ITEM, 0}));
+  if (item)
+    return make_error(Errc::unsupported, "a kernel balance is paused or was interrupted (BALANCE_ITEM in the root tree): "
+                                         "mount the filesystem and let it finish (btrfs balance resume) or cancel it "
+                                         "(mount -o skip_balance, btrfs balance cancel), then run fsctl balance");
+  for (const auto& e : fs.root_entries()) {
+    if (e.key.objectid == TREE_RELOC_OBJECTID)
+      return make_error(Errc::unsupported, "relocation trees of an interrupted kernel balance remain (ROOT_ITEM " + key_to_string(e.key) +
+                                               "): mount the filesystem once so the kernel merges or drops them, then run fsctl balance");
+    if (is_fstree(e.key.objectid) && e.item.refs == 0)
+      return make_error(Errc::unsupported, "subvolume " + std::to_string(e.key.objectid) +
+                                               " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for `btrfs subvolume sync`, then run fsctl balance");
+  }
+  for (const auto& bg : fs.block_groups())
+    if ((bg.flags & BLOCK_GROUP_DATA) && (bg.flags & BLOCK_GROUP_METADATA))
+      return make_error(Errc::unsupported, "block group " + std::to_string(bg.start) +
+                                               " mixes data and metadata (mixed-bg filesystem): metadata cannot be balanced alone, "
+                                               "as with the kernel balance data and metadata together (fsctl balances metadata only)");
+  return {};
+}
+
+}  // namespace
+
+Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  BalanceReport rep;
+  rep.dry_run = opts.dry_run;
+  FSCTL_TRY(refuse_unfinished_work(fs));
+  const BalanceFilters& f = opts.metadata;
+  if (f.convert)
+    return make_error(Errc::unsupported, "balance convert=" + profile_name(*f.convert) + " is not supported yet");
+
+  // Selection, highest start first.
+  std::vector<fs::BlockGroup> bgs(fs.block_groups().begin(), fs.block_groups().end());
+  std::sort(bgs.begin(), bgs.end(), [](const fs::BlockGroup& a, const fs::BlockGroup& b) { return a.start > b.start; });
+  for (const auto& bg : bgs) {
+    if (!(bg.flags & BLOCK_GROUP_METADATA) || (bg.flags & (BLOCK_GROUP_SYSTEM | BLOCK_GROUP_DATA))) continue;
+    rep.block_groups_metadata++;
+    const Chunk* c = fs.chunk_map().find(bg.start);
+    if (!c) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
+    if (f.matches(*c, bg.used)) rep.selected.push_back(bg.start);
+  }
+  // Kernel limit filter: fewer matches than limit_min -> none; at most limit_max.
+  if (f.limit_min && rep.selected.size() < *f.limit_min) rep.selected.clear();
+  if (f.limit_max && rep.selected.size() > *f.limit_max) rep.selected.resize(*f.limit_max);
+  rep.block_groups_selected = rep.selected.size();
+
+  u64 batch = std::max<u64>(opts.batch, 1);
+  for (std::size_t i = 0; i < rep.selected.size(); i += batch) {
+    std::set<u64> targets(rep.selected.begin() + static_cast<std::ptrdiff_t>(i),
+                          rep.selected.begin() + static_cast<std::ptrdiff_t>(std::min(rep.selected.size(), i + batch)));
+    // Groups already empty (e.g. relocated by a run that stopped before
+    // removing them) need no relocation transaction.
+    bool any_used = false;
+    for (u64 s : targets)
+      if (fs.block_group_of(s)->used) any_used = true;
+    if (any_used) {
+      FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
+      FSCTL_TRY_ASSIGN(auto plan, RelocationPlan::make(*t, targets));
+      t->exclude_block_groups(targets);
+      FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(plan.reservation(fs.nodesize())));
+      rep.reserved_bytes += reserved;
+      if (opts.dry_run) {
+        rep.relocation.relocated_extents += plan.target_blocks();
+        rep.relocation.tree_blocks_copied += plan.subvolume_copies();
+        rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return rep;
+      }
+      FSCTL_TRY(plan.apply(*t, rep.relocation));
+      FSCTL_TRY(t->commit());
+      rep.commits++;
+      rep.tree_blocks_written += t->stats().blocks_written;
+      rep.used_bytes += t->stats().used_bytes;
+    } else if (opts.dry_run) {
+      continue;
+    }
+    for (u64 s : targets) {
+      const fs::BlockGroup* bg = fs.block_group_of(s);
+      if (!bg || bg->start != s) return make_error(Errc::corrupt, "block group " + std::to_string(s) + " vanished");
+      if (bg->used != 0)
+        return make_error(Errc::corrupt, "block group " + std::to_string(s) + " still has " + std::to_string(bg->used) +
+                                             " bytes used after relocating its tree blocks");
+    }
+    rep.block_groups_relocated += targets.size();
+    {
+      FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
+      transaction::Reservation r;
+      r.items_deleted = targets.size() * 4;
+      r.items_updated = targets.size() * 2;
+      r.trees_touched = 4;
+      FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(r));
+      rep.reserved_bytes += reserved;
+      for (u64 s : targets) FSCTL_TRY(t->remove_block_group(s));
+      FSCTL_TRY(t->commit());
+      rep.commits++;
+      rep.tree_blocks_written += t->stats().blocks_written;
+      rep.used_bytes += t->stats().used_bytes;
+      rep.block_groups_removed += targets.size();
+    }
+    if (opts.progress) opts.progress(std::min<u64>(rep.selected.size(), i + batch), rep.selected.size(), rep.relocation.tree_blocks_copied);
+  }
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+}  // namespace fsctl::relocation

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// `fsctl balance -m`: offline relocation of metadata block groups
+// (docs/DESIGN.md "Balance"). Each batch of block groups is one transaction
+// that moves their tree blocks (relocate.h), then one that removes the
+// emptied groups and returns their space to the devices. A crash leaves a
+// committed state; rerunning the same command finishes the work (an emptied
+// group still present is matched again and only removed).
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "lib/fs/fs_info.h"
+#include "lib/relocation/filters.h"
+#include "lib/relocation/relocate.h"
+
+namespace fsctl::relocation {
+
+struct BalanceOptions {
+  BalanceFilters metadata;  // -m filters
+  u64 batch = 1;            // block groups relocated per transaction
+  bool dry_run = false;     // plan and reserve, write nothing
+  /// Called after each batch with (block groups done, selected, tree blocks copied so far).
+  std::function<void(u64, u64, u64)> progress;
+};
+
+struct BalanceReport {
+  u64 block_groups_metadata = 0;   // metadata block groups before
+  u64 block_groups_selected = 0;   // matched by the filters (and limit)
+  u64 block_groups_relocated = 0;  // emptied by relocation
+  u64 block_groups_removed = 0;    // removed (chunk and dev extents freed)
+  std::vector<u64> selected;       // their logical starts, in processing order
+  RelocationStats relocation;
+  u64 commits = 0;
+  u64 tree_blocks_written = 0;
+  u64 reserved_bytes = 0;  // sum over transactions (dry run: the first batch's)
+  u64 used_bytes = 0;      // metadata bytes newly allocated, sum over transactions
+  u64 chunks_allocated = 0;
+  bool dry_run = false;
+  double seconds = 0;
+};
+
+/// Balances metadata block groups. REQUIRES: `fs` opened for writing with
+/// block groups loaded. Refusals before anything is written (Errc::unsupported
+/// with what to do): a paused kernel balance (BALANCE_ITEM in the root tree),
+/// leftover relocation trees, a subvolume being deleted, mixed data+metadata
+/// block groups, an unsupported convert target; and those of
+/// Transaction::start (log tree, conversion in progress, ...); Errc::nospc
+/// when the first batch's reservation cannot be met. An error after the
+/// first commit leaves the last committed batch on disk (resumable).
+[[nodiscard]] Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts);
+
+}  // namespace fsctl::relocation

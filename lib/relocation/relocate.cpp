@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Sharing-preserving relocation of tree blocks (relocate.h; DESIGN.md
+// "Balance"). Backref facts from the kernel's extent-tree.c / ctree.c
+// (update_ref_for_cow, btrfs_inc_ref with full_backref): a block whose extent
+// item has BLOCK_FLAG_FULL_BACKREF is referenced by its children (and, for a
+// leaf, by its data extents) through SHARED_BLOCK_REF / SHARED_DATA_REF keyed
+// by its own bytenr; otherwise they reference their root (TREE_BLOCK_REF /
+// EXTENT_DATA_REF), which relocation does not change.
+#include "lib/relocation/relocate.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "lib/ctree/search.h"
+#include "lib/ctree/write.h"
+#include "lib/format/decode.h"
+#include "lib/format/encode.h"
+#include "lib/format/items.h"
+#include "lib/format/names.h"
+
+namespace fsctl::relocation {
+using namespace fsctl::format;
+using transaction::Transaction;
+
+namespace {
+
+/// Trees the kernel reference-counts (BTRFS_ROOT_SHAREABLE): subvolumes,
+/// snapshots and the data relocation tree.
+bool is_shareable(u64 id) { return is_fstree(id) || id == DATA_RELOC_TREE_OBJECTID; }
+
+/// Global trees moved by ordinary copy-on-write (never shared). The chunk
+/// tree lives in SYSTEM block groups, which metadata relocation does not
+/// target.
+constexpr u64 GLOBAL_TREES[] = {ROOT_TREE_OBJECTID,      EXTENT_TREE_OBJECTID,      DEV_TREE_OBJECTID,
+                                CSUM_TREE_OBJECTID,      QUOTA_TREE_OBJECTID,       UUID_TREE_OBJECTID,
+                                FREE_SPACE_TREE_OBJECTID, BLOCK_GROUP_TREE_OBJECTID, RAID_STRIPE_TREE_OBJECTID};
+
+std::string block_name(u64 bytenr) { return "tree block " + std::to_string(bytenr); }
+
+// Rewrites the extent item at `path` (same size) from `rec`.
+void rewrite_in_place(Transaction& t, const ctree::Path& path, const ExtentRecord& rec) {
+  auto bytes = encode_extent_item(rec);
+  auto d = ctree::item_data_mut(t, path);
+  std::memcpy(d.data(), bytes.data(), std::min(d.size(), bytes.size()));
+}
+
+// The full backref of type `type` (SHARED_BLOCK_REF or SHARED_DATA_REF) of
+// extent `key` that names `old_parent` now names `new_parent`: inline (the
+// refs re-sorted, the item rewritten in place: same size) or keyed (deleted
+// and inserted with the new parent as key offset, same data).
+Status remap_full_backref(Transaction& t, ctree::WriteRoot& ext, const Key& key, u8 type, u64 old_parent, u64 new_parent) {
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, ext, key, 0, p));
+  if (!exact) return make_error(Errc::corrupt, "no extent item " + key_to_string(key) + " for a block relocated from " + std::to_string(old_parent));
+  FSCTL_TRY_ASSIGN(auto rec, decode_extent_item(key, p.item_data()));
+  for (auto& r : rec.inline_refs) {
+    if (r.type != type || r.parent != old_parent) continue;
+    r.parent = new_parent;
+    sort_inline_refs(rec.inline_refs);
+    rewrite_in_place(t, p, rec);
+    return {};
+  }
+  Key keyed{key.objectid, type, old_parent};
+  ctree::Path q;
+  FSCTL_TRY_ASSIGN(bool found, ctree::search_slot_for_write(t, ext, keyed, 0, q));
+  if (!found)
+    return make_error(Errc::corrupt, "extent " + key_to_string(key) + " has no " + key_type_name(type) + " to parent " +
+                                         std::to_string(old_parent) + ", whose extent item says FULL_BACKREF");
+  auto data = q.item_data();
+  std::vector<u8> body(data.begin(), data.end());
+  FSCTL_TRY(ctree::delete_item(t, ext, q));
+  return ctree::insert_item(t, ext, Key{key.objectid, type, new_parent}, body);
+}
+
+}  // namespace
+
+Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>& targets) {
+  RelocationPlan p;
+  p.bgs_ = targets;
+  fs::FsInfo& fs = t.fs();
+  FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
+  for (u64 start : targets) {
+    const fs::BlockGroup* bg = fs.block_group_of(start);
+    if (!bg || bg->start != start) return make_error(Errc::invalid_argument, "no block group starts at " + std::to_string(start));
+    ctree::KeyRange range{{bg->start, 0, 0}, {bg->start + bg->length - 1, 0xff, ~0ULL}};
+    FSCTL_TRY(ctree::for_each_item(t, ext->ref(), range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+      Key k = leaf.item_key(slot);
+      if (k.type == KeyType::METADATA_ITEM) {
+        p.targets_[k.objectid] = static_cast<u8>(k.offset);
+      } else if (k.type == KeyType::EXTENT_ITEM) {
+        return make_error(Errc::unsupported, "extent item " + key_to_string(k) + " (extent tree leaf " + std::to_string(leaf.bytenr()) +
+                                                 ") in block group " + std::to_string(start) +
+                                                 ": data extents or non-skinny tree block extents are not relocated by fsctl");
+      }
+      return ctree::Visit::next;
+    }));
+  }
+
+  // The nodes of every subvolume tree, level by level, each read once (a
+  // node shared by snapshots is reached through several parents). Leaves
+  // are not read: whether a leaf is in a target follows from its bytenr.
+  std::vector<ctree::BlockRequest> frontier;
+  std::set<u64> seen;
+  for (const auto& e : fs.root_entries()) {
+    u64 id = e.key.objectid;
+    if (!is_shareable(id)) continue;
+    if (e.item.refs == 0)
+      return make_error(Errc::unsupported, "subvolume " + std::to_string(id) +
+                                               " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for `btrfs subvolume sync` before balancing");
+    ctree::ParentCheck c;
+    c.transid = e.item.generation;
+    c.level = e.item.level;
+    p.root_items_.emplace_back(e.item.bytenr, e.key);
+    if (!seen.insert(e.item.bytenr).second) continue;
+    p.checks_[e.item.bytenr] = c;
+    if (e.item.level > 0) frontier.push_back({e.item.bytenr, c});
+  }
+  while (!frontier.empty()) {
+    std::vector<ctree::BlockRequest> next;
+    FSCTL_TRY(t.read_tree_blocks(frontier, [&](const cache::TreeBlockRef& b) -> Status {
+      NodeView v = b->view();
+      Node& n = p.nodes_[b->bytenr];
+      n.level = v.level();
+      n.children.reserve(v.nritems());
+      for (u32 i = 0; i < v.nritems(); ++i) {
+        u64 c = v.blockptr(i);
+        n.children.push_back(c);
+        if (!seen.insert(c).second) continue;
+        if (v.level() > 1 || p.targets_.count(c)) p.checks_[c] = ctree::child_check(v, i);
+        if (v.level() > 1) next.push_back({c, ctree::child_check(v, i)});
+      }
+      return {};
+    }));
+    frontier = std::move(next);
+  }
+
+  // What to copy: the targets reached from subvolume roots and every node
+  // above one (bottom-up over the levels).
+  std::vector<std::pair<u8, u64>> order;
+  for (const auto& [b, n] : p.nodes_) order.emplace_back(n.level, b);
+  std::sort(order.begin(), order.end());
+  for (auto [level, b] : order) {
+    bool need = p.targets_.count(b) > 0;
+    for (u64 c : p.nodes_[b].children) {
+      if (level == 1 && p.targets_.count(c)) {
+        p.copy_[c] = 0;
+        need = true;
+      } else if (level > 1 && p.copy_.count(c)) {
+        need = true;
+      }
+    }
+    if (need) p.copy_[b] = level;
+  }
+  for (auto& [bytenr, key] : p.root_items_)
+    if (!p.nodes_.count(bytenr) && p.targets_.count(bytenr)) p.copy_[bytenr] = 0;  // a root that is a leaf
+  return p;
+}
+
+transaction::Reservation RelocationPlan::reservation(u32 nodesize) const {
+  transaction::Reservation r;
+  u64 subvol_targets = 0;
+  for (auto& [b, level] : copy_)
+    if (targets_.count(b)) ++subvol_targets;
+  u64 global_targets = targets_.size() - subvol_targets;
+  // Copies, and the paths of the global trees' blocks (copy-on-write of a
+  // path to each: at most the tallest tree's height, 8 levels).
+  r.extra_blocks = copy_.size() + global_targets * 2;
+  // Extent tree: per copy one extent item deleted and one inserted, and the
+  // full backrefs of its children and data extents updated (at most one per
+  // child pointer or file extent item of a leaf: bounded by the slots).
+  u64 leaf_slots = leaf_data_size(nodesize) / (sizeof(Item) + sizeof(FileExtentItem));
+  r.items_inserted = copy_.size();
+  r.items_deleted = copy_.size();
+  r.items_updated = copy_.size() * std::max<u64>(leaf_slots, node_max_ptrs(nodesize)) + root_items_.size();
+  r.trees = {EXTENT_TREE_OBJECTID, ROOT_TREE_OBJECTID};
+  r.trees_touched = 2;
+  return r;
+}
+
+Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
+  t.exclude_block_groups(bgs_);
+  fs::FsInfo& fs = t.fs();
+  u32 ns = t.nodesize();
+  auto in_target = [&](u64 bytenr) {
+    const fs::BlockGroup* bg = fs.block_group_of(bytenr);
+    return bg && bgs_.count(bg->start) > 0;
+  };
+
+  // 1. Copy every subvolume-tree block to move, streaming the originals in
+  // physical order. A copy is the original with a new header bytenr.
+  std::map<u64, u64> memo;
+  std::map<u64, std::shared_ptr<cache::TreeBlock>> copies;
+  std::vector<ctree::BlockRequest> req;
+  req.reserve(copy_.size());
+  for (auto& [b, level] : copy_) req.push_back({b, checks_.at(b)});
+  FSCTL_TRY(t.read_tree_blocks(req, [&](const cache::TreeBlockRef& b) -> Status {
+    NodeView v = b->view();
+    FSCTL_TRY_ASSIGN(auto nb, t.alloc_block_space(v.owner(), v.level()));
+    std::memcpy(nb->data.data(), b->data.data(), ns);
+    reinterpret_cast<Header*>(nb->data.data())->bytenr.set(nb->bytenr);
+    memo[b->bytenr] = nb->bytenr;
+    copies[b->bytenr] = nb;
+    return t.release_block_space(b->bytenr);
+  }));
+  st.tree_blocks_copied += copies.size();
+  for (auto& [b, nb] : copies)
+    if (!targets_.count(b)) st.ancestors_copied++;
+
+  // 2. Copies point at copies.
+  for (auto& [old, nb] : copies) {
+    NodeMut m(nb->data, ns);
+    if (m.view().level() == 0) continue;
+    for (u32 i = 0; i < m.nritems(); ++i) {
+      auto it = memo.find(m.view().blockptr(i));
+      if (it != memo.end()) m.key_ptr(i).blockptr.set(it->second);
+    }
+  }
+
+  // 3. Root items point at copied roots (generation unchanged: the copy
+  // carries the original's header generation).
+  FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
+  for (auto& [bytenr, key] : root_items_) {
+    auto it = memo.find(bytenr);
+    if (it == memo.end()) continue;
+    ctree::Path p;
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
+    if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM " + key_to_string(key) + " vanished");
+    auto d = ctree::item_data_mut(t, p);
+    store_le<u64>(d.data() + offsetof(RootItem, bytenr), it->second);
+  }
+
+  // 4. Extent items move with their blocks: same refs, flags, generation and
+  // backrefs, SHARED_BLOCK_REF parents remapped (every parent of a copied
+  // block is copied too).
+  FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
+  std::set<u64> full_backref;  // originals whose extent item has FULL_BACKREF
+  auto remap_parent = [&](u64 child, u64 parent) -> Result<u64> {
+    auto it = memo.find(parent);
+    if (it == memo.end())
+      return make_error(Errc::corrupt, block_name(child) + " has a full backref to parent " + std::to_string(parent) +
+                                           ", which no subvolume tree path leads through");
+    st.backrefs_remapped++;
+    return it->second;
+  };
+  for (auto& [old, nb] : copies) {
+    u8 level = copy_.at(old);
+    Key k{old, KeyType::METADATA_ITEM, level};
+    ctree::Path p;
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *ext, k, 0, p));
+    if (!exact) return make_error(Errc::corrupt, block_name(old) + " has no METADATA_ITEM in the extent tree");
+    FSCTL_TRY_ASSIGN(auto rec, decode_extent_item(k, p.item_data()));
+    std::vector<Key> keyed;
+    {
+      ctree::Path q = p;
+      while (true) {
+        FSCTL_TRY_ASSIGN(bool more, ctree::next_item(t, q));
+        if (!more) break;
+        Key qk = q.key();
+        if (qk.objectid != old) break;
+        if (qk.type == KeyType::TREE_BLOCK_REF || qk.type == KeyType::SHARED_BLOCK_REF) keyed.push_back(qk);
+      }
+    }
+    if (rec.flags & BLOCK_FLAG_FULL_BACKREF) full_backref.insert(old);
+    FSCTL_TRY(ctree::delete_item(t, *ext, p));
+    for (const Key& kk : keyed) {
+      ctree::Path q;
+      FSCTL_TRY_ASSIGN(bool found, ctree::search_slot_for_write(t, *ext, kk, 0, q));
+      if (!found) return make_error(Errc::corrupt, "keyed backref " + key_to_string(kk) + " vanished");
+      FSCTL_TRY(ctree::delete_item(t, *ext, q));
+    }
+    for (auto& r : rec.inline_refs) {
+      if (r.type != KeyType::SHARED_BLOCK_REF) continue;
+      FSCTL_TRY_ASSIGN(r.parent, remap_parent(old, r.parent));
+    }
+    sort_inline_refs(rec.inline_refs);
+    FSCTL_TRY(ctree::insert_item(t, *ext, Key{nb->bytenr, KeyType::METADATA_ITEM, level}, encode_extent_item(rec)));
+    for (const Key& kk : keyed) {
+      Key nk{nb->bytenr, kk.type, kk.offset};
+      if (kk.type == KeyType::SHARED_BLOCK_REF) {
+        FSCTL_TRY_ASSIGN(nk.offset, remap_parent(old, kk.offset));
+      }
+      FSCTL_TRY(ctree::insert_item(t, *ext, nk, {}));
+    }
+  }
+
+  // 5. What a FULL_BACKREF block references by its bytenr follows it: its
+  // children's SHARED_BLOCK_REFs (those not copied themselves: a copied
+  // child's backref was remapped in step 4) and, for a leaf, the
+  // SHARED_DATA_REFs of the data extents its file extent items point at.
+  for (u64 old : full_backref) {
+    const auto& nb = copies.at(old);
+    NodeView v = nb->view();
+    if (v.level() > 0) {
+      for (u64 c : nodes_.at(old).children) {
+        if (memo.count(c)) continue;
+        FSCTL_TRY(remap_full_backref(t, *ext, Key{c, KeyType::METADATA_ITEM, static_cast<u64>(v.level() - 1)},
+                                     KeyType::SHARED_BLOCK_REF, old, nb->bytenr));
+        st.backrefs_remapped++;
+      }
+      continue;
+    }
+    std::set<std::pair<u64, u64>> data;  // (disk_bytenr, disk_num_bytes)
+    for (u32 i = 0; i < v.nritems(); ++i) {
+      if (v.item_type_at(i) != KeyType::EXTENT_DATA) continue;
+      auto d = v.item_data(i);
+      if (d.size() < sizeof(FileExtentItem)) continue;  // inline extent: no data extent
+      const auto* fe = reinterpret_cast<const FileExtentItem*>(d.data());
+      if (fe->type == FILE_EXTENT_INLINE || fe->disk_bytenr.get() == 0) continue;
+      data.emplace(fe->disk_bytenr.get(), fe->disk_num_bytes.get());
+    }
+    for (auto [bytenr, len] : data) {
+      FSCTL_TRY(remap_full_backref(t, *ext, Key{bytenr, KeyType::EXTENT_ITEM, len}, KeyType::SHARED_DATA_REF, old, nb->bytenr));
+      st.backrefs_remapped++;
+    }
+  }
+
+  // 6. Global trees: copy-on-write of the path to each of their blocks in a
+  // target (the allocator no longer uses the targets, so the copies land
+  // elsewhere). Repeated until a walk finds none: the commit's own changes
+  // only copy paths into non-target space.
+  std::set<u64> global_moved;
+  u64 before = t.stats().blocks_allocated;
+  for (u64 id : GLOBAL_TREES) {
+    if (id != ROOT_TREE_OBJECTID && !fs.find_root(id)) continue;
+    for (int round = 0;; ++round) {
+      if (round > 16) return make_error(Errc::aborted, "tree " + tree_name(id) + " still has blocks in the relocated block groups");
+      FSCTL_TRY_ASSIGN(auto* r, t.root(id));
+      std::vector<Key> keys;
+      bool root_in = in_target(r->bytenr);
+      if (root_in) global_moved.insert(r->bytenr);
+      std::vector<ctree::BlockRequest> level;
+      ctree::ParentCheck rc;
+      rc.transid = r->generation;
+      rc.level = r->level;
+      if (r->level > 0) level.push_back({r->bytenr, rc});
+      while (!level.empty()) {
+        std::vector<ctree::BlockRequest> next;
+        FSCTL_TRY(t.read_tree_blocks(level, [&](const cache::TreeBlockRef& b) -> Status {
+          NodeView v = b->view();
+          for (u32 i = 0; i < v.nritems(); ++i) {
+            if (in_target(v.blockptr(i))) {
+              keys.push_back(v.node_key(i));
+              global_moved.insert(v.blockptr(i));
+            }
+            if (v.level() > 1) next.push_back({v.blockptr(i), ctree::child_check(v, i)});
+          }
+          return {};
+        }));
+        level = std::move(next);
+      }
+      if (!root_in && keys.empty()) break;
+      if (root_in && keys.empty()) keys.push_back(KEY_MIN);
+      for (const Key& k : keys) {
+        ctree::Path p;
+        FSCTL_TRY(ctree::search_slot_for_write(t, *r, k, 0, p));
+      }
+    }
+  }
+  st.tree_blocks_copied += t.stats().blocks_allocated - before;
+
+  // Every tree block of the targets must have been reached by some tree.
+  for (auto& [b, level] : targets_) {
+    if (memo.count(b) || global_moved.count(b)) continue;
+    return make_error(Errc::corrupt, block_name(b) + " (level " + std::to_string(level) + ") in block group " +
+                                         std::to_string(fs.block_group_of(b) ? fs.block_group_of(b)->start : 0) +
+                                         " has an extent item but no tree reaches it (a leaked extent: run btrfs check); nothing was written");
+  }
+  st.relocated_extents += targets_.size();
+  return {};
+}
+
+}  // namespace fsctl::relocation

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Relocation of tree blocks out of metadata block groups, preserving sharing
+// (docs/DESIGN.md "Balance"): every tree block in a target block group is
+// copied exactly once; every block that points at a copied block is copied
+// too, up to the roots, through one old bytenr -> new bytenr memo, so a block
+// shared by N snapshots gets one copy shared by the same N snapshots. Global
+// trees (root, extent, csum, free space, quota, uuid, dev, block group) are
+// moved by ordinary copy-on-write of their paths instead.
+//
+// Copies of subvolume-tree blocks keep every byte of the original except the
+// header bytenr and child pointers: in particular the header generation (so
+// parent pointer generations, ROOT_ITEM generations and the kernel's
+// "generation <= last_snapshot means maybe shared" rule are unchanged) and
+// the extent item (refs, flags, generation — the kernel's scrub compares the
+// extent item generation with the header), with SHARED_BLOCK_REF parents
+// remapped. Children and data extents referenced by full backref from a
+// copied FULL_BACKREF block get their parent remapped. The set of roots
+// reaching every block is unchanged, so no qgroup number changes and no
+// extent needs qgroup tracing.
+#pragma once
+#include <map>
+#include <set>
+#include <vector>
+
+#include "lib/transaction/transaction.h"
+
+namespace fsctl::relocation {
+
+/// Counters of one relocation (JSON report fields of `fsctl balance`).
+struct RelocationStats {
+  u64 relocated_extents = 0;   // tree blocks that were in the target block groups
+  u64 tree_blocks_copied = 0;  // subvolume-tree copies (targets + ancestors) + global-tree copy-on-write blocks
+  u64 ancestors_copied = 0;    // copies of blocks outside the targets, made because a child moved
+  u64 backrefs_remapped = 0;   // full backrefs (SHARED_BLOCK_REF / SHARED_DATA_REF) whose parent changed
+  /// Extents whose set of referencing roots changed and that qgroups would
+  /// have to trace (the kernel's "qgroup dirty extents"). Counted while
+  /// applying: a copy whose backref roots differ from its original's, which
+  /// sharing-preserving relocation never makes.
+  u64 qgroup_dirty_extents = 0;
+};
+
+/// What relocating a set of block groups will do, found by reading only.
+class RelocationPlan {
+ public:
+  /// Reads the extent items in `targets` (logical starts of metadata block
+  /// groups) and the nodes of every subvolume tree (leaves are not read).
+  /// Errors: Errc::unsupported for data extents in a target (mixed block
+  /// groups), non-skinny tree block extents; read errors.
+  [[nodiscard]] static Result<RelocationPlan> make(transaction::Transaction& t, const std::set<u64>& targets);
+
+  /// Tree blocks found in the targets.
+  [[nodiscard]] u64 target_blocks() const { return targets_.size(); }
+  /// Subvolume-tree blocks to copy (targets reached from subvolume roots and
+  /// their ancestors).
+  [[nodiscard]] u64 subvolume_copies() const { return copy_.size(); }
+  /// Reservation for apply(): every copy, the global trees' paths, and the
+  /// extent tree edits.
+  [[nodiscard]] transaction::Reservation reservation(u32 nodesize) const;
+
+  /// Moves every tree block out of the targets in `t` (which must be the
+  /// transaction the plan was made in). After commit the targets hold no
+  /// tree block. Errors: Errc::corrupt for a backref that does not match
+  /// the trees (a full backref to a parent not on any path, a missing
+  /// extent item) or a target block no tree reaches; allocation errors
+  /// (Errc::nospc); read errors. The transaction must then be abandoned.
+  [[nodiscard]] Status apply(transaction::Transaction& t, RelocationStats& stats);
+
+ private:
+  struct Node {
+    u8 level = 0;
+    std::vector<u64> children;
+  };
+  std::set<u64> bgs_;
+  std::map<u64, u8> targets_;                         // bytenr -> level of tree blocks in the targets
+  std::map<u64, Node> nodes_;                         // subvolume-tree nodes (level >= 1) by bytenr
+  std::map<u64, ctree::ParentCheck> checks_;          // expected header of each block seen (from its first parent)
+  std::map<u64, u8> copy_;                            // subvolume-tree blocks to copy -> level
+  std::vector<std::pair<u64, format::Key>> root_items_;  // subvolume root block -> its ROOT_ITEM key
+};
+
+}  // namespace fsctl::relocation
