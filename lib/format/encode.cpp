@@ -21,7 +21,7 @@ u64 inline_ref_seq(const ExtentRef& ref) {
 void sort_inline_refs(std::vector<ExtentRef>& refs) {
   std::stable_sort(refs.begin(), refs.end(), [](const ExtentRef& a, const ExtentRef& b) {
     if (a.type != b.type) return a.type < b.type;
-    return inline_ref_seq(a) < inline_ref_seq(b);
+    return inline_ref_seq(a) > inline_ref_seq(b);
   });
 }
 

@@ -12,13 +12,16 @@
 namespace fsctl::format {
 
 /// The order key of an inline ref inside its extent item: refs are sorted by
-/// type, then by this value (kernel lookup_inline_extent_backref and the tree
-/// checker's "inline ref out-of-order" rule): the root for TREE_BLOCK_REF and
-/// EXTENT_OWNER_REF, the parent bytenr for SHARED_*, and
+/// type ascending, then by this value DESCENDING (kernel
+/// lookup_inline_extent_backref stops at the first ref of the same type with
+/// a smaller value; the tree checker rejects "inline ref out-of-order" when a
+/// ref's value exceeds the previous one of its type): the root for
+/// TREE_BLOCK_REF and EXTENT_OWNER_REF, the parent bytenr for SHARED_*, and
 /// hash_extent_data_ref(root, objectid, offset) for EXTENT_DATA_REF.
 [[nodiscard]] u64 inline_ref_seq(const ExtentRef& ref);
 
-/// Sorts inline refs into the on-disk order (stable for equal keys).
+/// Sorts inline refs into the on-disk order: type ascending, inline_ref_seq
+/// descending (stable for equal keys).
 void sort_inline_refs(std::vector<ExtentRef>& refs);
 
 /// Bytes of an extent item: btrfs_extent_item (refs, generation, flags),

@@ -42,6 +42,22 @@ Status refuse_unfinished_work(fs::FsInfo& fs) {
   return {};
 }
 
+// The committed `used` of block group `start`, from its BLOCK_GROUP_ITEM in
+// the block group tree or the extent tree (the in-memory list is as of open).
+Result<u64> committed_used(fs::FsInfo& fs, u64 start) {
+  const fs::BlockGroup* bg = fs.block_group_of(start);
+  if (!bg || bg->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
+  for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
+    auto root = fs.find_root(tree);
+    if (!root) continue;
+    FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, *root, Key{start, KeyType::BLOCK_GROUP_ITEM, bg->length}));
+    if (!item) continue;
+    if (item->size() < sizeof(BlockGroupItem)) return make_error(Errc::corrupt, "short block group item " + std::to_string(start));
+    return load_le<u64>(item->data());
+  }
+  return make_error(Errc::corrupt, "no BLOCK_GROUP_ITEM for block group " + std::to_string(start));
+}
+
 }  // namespace
 
 Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts) {
@@ -75,8 +91,10 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
     // Groups already empty (e.g. relocated by a run that stopped before
     // removing them) need no relocation transaction.
     bool any_used = false;
-    for (u64 s : targets)
-      if (fs.block_group_of(s)->used) any_used = true;
+    for (u64 s : targets) {
+      FSCTL_TRY_ASSIGN(u64 used, committed_used(fs, s));
+      if (used) any_used = true;
+    }
     if (any_used) {
       FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
       FSCTL_TRY_ASSIGN(auto plan, RelocationPlan::make(*t, targets));
@@ -98,15 +116,15 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       continue;
     }
     for (u64 s : targets) {
-      const fs::BlockGroup* bg = fs.block_group_of(s);
-      if (!bg || bg->start != s) return make_error(Errc::corrupt, "block group " + std::to_string(s) + " vanished");
-      if (bg->used != 0)
-        return make_error(Errc::corrupt, "block group " + std::to_string(s) + " still has " + std::to_string(bg->used) +
+      FSCTL_TRY_ASSIGN(u64 used, committed_used(fs, s));
+      if (used != 0)
+        return make_error(Errc::corrupt, "block group " + std::to_string(s) + " still has " + std::to_string(used) +
                                              " bytes used after relocating its tree blocks");
     }
     rep.block_groups_relocated += targets.size();
     {
       FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
+      t->exclude_block_groups(targets);  // nothing may land in a group about to go
       transaction::Reservation r;
       r.items_deleted = targets.size() * 4;
       r.items_updated = targets.size() * 2;

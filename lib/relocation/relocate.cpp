@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
@@ -70,6 +71,40 @@ Status remap_full_backref(Transaction& t, ctree::WriteRoot& ext, const Key& key,
   std::vector<u8> body(data.begin(), data.end());
   FSCTL_TRY(ctree::delete_item(t, ext, q));
   return ctree::insert_item(t, ext, Key{key.objectid, type, new_parent}, body);
+}
+
+// Search keys whose copy-on-write paths pass through every block of tree
+// `r` that `in_target` selects (the root: any key; another block: its key in
+// the parent). Reads the tree's nodes level by level, not its leaves; adds
+// the selected bytenrs to `found`.
+Result<std::vector<Key>> find_target_paths(Transaction& t, const ctree::WriteRoot& r, const std::function<bool(u64)>& in_target,
+                                           std::set<u64>& found) {
+  std::vector<Key> keys;
+  if (in_target(r.bytenr)) {
+    found.insert(r.bytenr);
+    keys.push_back(KEY_MIN);
+  }
+  std::vector<ctree::BlockRequest> level;
+  ctree::ParentCheck rc;
+  rc.transid = r.generation;
+  rc.level = r.level;
+  if (r.level > 0) level.push_back({r.bytenr, rc});
+  while (!level.empty()) {
+    std::vector<ctree::BlockRequest> next;
+    FSCTL_TRY(t.read_tree_blocks(level, [&](const cache::TreeBlockRef& b) -> Status {
+      NodeView v = b->view();
+      for (u32 i = 0; i < v.nritems(); ++i) {
+        if (in_target(v.blockptr(i))) {
+          keys.push_back(v.node_key(i));
+          found.insert(v.blockptr(i));
+        }
+        if (v.level() > 1) next.push_back({v.blockptr(i), ctree::child_check(v, i)});
+      }
+      return {};
+    }));
+    level = std::move(next);
+  }
+  return keys;
 }
 
 }  // namespace
@@ -185,6 +220,14 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     const fs::BlockGroup* bg = fs.block_group_of(bytenr);
     return bg && bgs_.count(bg->start) > 0;
   };
+
+  // The global trees' blocks in the targets, before anything changes.
+  std::set<u64> global_found;
+  for (u64 id : GLOBAL_TREES) {
+    if (id != ROOT_TREE_OBJECTID && !fs.find_root(id)) continue;
+    FSCTL_TRY_ASSIGN(auto* r, t.root(id));
+    FSCTL_TRY(find_target_paths(t, *r, in_target, global_found));
+  }
 
   // 1. Copy every subvolume-tree block to move, streaming the originals in
   // physical order. A copy is the original with a new header bytenr.
@@ -317,39 +360,17 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   // 6. Global trees: copy-on-write of the path to each of their blocks in a
   // target (the allocator no longer uses the targets, so the copies land
   // elsewhere). Repeated until a walk finds none: the commit's own changes
-  // only copy paths into non-target space.
-  std::set<u64> global_moved;
+  // only copy paths into non-target space. (Steps 3-5 may already have
+  // copied some of them: global_found, from before step 1, has them all.)
   u64 before = t.stats().blocks_allocated;
   for (u64 id : GLOBAL_TREES) {
     if (id != ROOT_TREE_OBJECTID && !fs.find_root(id)) continue;
     for (int round = 0;; ++round) {
       if (round > 16) return make_error(Errc::aborted, "tree " + tree_name(id) + " still has blocks in the relocated block groups");
       FSCTL_TRY_ASSIGN(auto* r, t.root(id));
-      std::vector<Key> keys;
-      bool root_in = in_target(r->bytenr);
-      if (root_in) global_moved.insert(r->bytenr);
-      std::vector<ctree::BlockRequest> level;
-      ctree::ParentCheck rc;
-      rc.transid = r->generation;
-      rc.level = r->level;
-      if (r->level > 0) level.push_back({r->bytenr, rc});
-      while (!level.empty()) {
-        std::vector<ctree::BlockRequest> next;
-        FSCTL_TRY(t.read_tree_blocks(level, [&](const cache::TreeBlockRef& b) -> Status {
-          NodeView v = b->view();
-          for (u32 i = 0; i < v.nritems(); ++i) {
-            if (in_target(v.blockptr(i))) {
-              keys.push_back(v.node_key(i));
-              global_moved.insert(v.blockptr(i));
-            }
-            if (v.level() > 1) next.push_back({v.blockptr(i), ctree::child_check(v, i)});
-          }
-          return {};
-        }));
-        level = std::move(next);
-      }
-      if (!root_in && keys.empty()) break;
-      if (root_in && keys.empty()) keys.push_back(KEY_MIN);
+      std::set<u64> found;
+      FSCTL_TRY_ASSIGN(auto keys, find_target_paths(t, *r, in_target, found));
+      if (keys.empty()) break;
       for (const Key& k : keys) {
         ctree::Path p;
         FSCTL_TRY(ctree::search_slot_for_write(t, *r, k, 0, p));
@@ -360,7 +381,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
 
   // Every tree block of the targets must have been reached by some tree.
   for (auto& [b, level] : targets_) {
-    if (memo.count(b) || global_moved.count(b)) continue;
+    if (memo.count(b) || global_found.count(b)) continue;
     return make_error(Errc::corrupt, block_name(b) + " (level " + std::to_string(level) + ") in block group " +
                                          std::to_string(fs.block_group_of(b) ? fs.block_group_of(b)->start : 0) +
                                          " has an extent item but no tree reaches it (a leaked extent: run btrfs check); nothing was written");
