@@ -49,14 +49,10 @@
 # Working copies go to $FSCTL_BENCH_DIR/convert/work and are removed at exit.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${FSCTL_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
-IMAGES_SRC=$SHARED/bench-images
-BENCH_DIR=${FSCTL_BENCH_DIR:-/var/tmp/fsctl-bench}
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 CACHE=$BENCH_DIR/convert
-FSCTL=${FSCTL:-$ROOT/build/fsctl}
 BTRFSTUNE=$(command -v btrfstune || true)
-BTRFS=$(command -v btrfs || true)
 RUNS=3
 MOUNT_RUNS=3
 BATCH=
@@ -78,50 +74,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-die() { echo "convert.sh: $*" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || die "needs root (drop_caches, loop devices, mount)"
-[ -x "$FSCTL" ] || die "no fsctl at $FSCTL (build a Release copy, pass --fsctl)"
-[ -n "$BTRFS" ] && [ -x "$BTRFS" ] || die "btrfs not found"
-[ -x /usr/bin/time ] || die "GNU time missing (apt-get install time)"
-command -v python3 >/dev/null || die "python3 missing"
-FSCTL=$(readlink -f "$FSCTL")
-cache_file=$(dirname "$FSCTL")/CMakeCache.txt
-if [ -f "$cache_file" ] && ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release' "$cache_file"; then
-  echo "warning: $FSCTL is not a Release build" >&2
-fi
+bench_preflight
 
 # --- images -----------------------------------------------------------------
 mkdir -p "$CACHE"
-
-# build_once FINAL CMD...: run CMD with $PARTIAL as its output under a lock,
-# then rename to FINAL; a second caller waits for the lock and reuses FINAL.
-build_once() {
-  local final=$1; shift
-  [ -s "$final" ] && return 0
-  (
-    flock 9
-    [ -s "$final" ] && exit 0
-    PARTIAL=$final.partial
-    export PARTIAL
-    echo "building $final ..." >&2
-    if ! "$@" >&2 || [ ! -s "$PARTIAL" ]; then
-      echo "convert.sh: building $final failed" >&2
-      rm -f "$PARTIAL"
-      exit 1
-    fi
-    mv "$PARTIAL" "$final"
-  ) 9>"$final.lock"
-}
-
-restore_bg8t() {
-  local d=$CACHE/bg-8T-16k
-  mkdir -p "$d"
-  build_once "$d/huge.img" bash -c "
-    set -euo pipefail; t=\$(mktemp -d '$d/restore.XXXXXX')
-    zstd -dc '$IMAGES_SRC/bg-8T-16k.tar.zst' | tar -xS -f - -C \"\$t\"
-    mv \"\$t/huge.img\" \"\$PARTIAL\"; rmdir \"\$t\""
-  echo "$d/huge.img"
-}
 
 # Fills $PARTIAL: 2 TiB sparse, nodesize 4K, $FILL_GIB GiB fallocated in
 # 4 MiB pieces (one posix_fallocate per piece), 100 GiB per file.
@@ -186,7 +142,7 @@ image_info() {
 }
 
 IMGS=()
-if [ -z "$ONLY" ] || [ "$ONLY" = bg-8T-16k ]; then IMGS+=("$(restore_bg8t)"); fi
+if [ -z "$ONLY" ] || [ "$ONLY" = bg-8T-16k ]; then IMGS+=("$(restore_bg8t "$CACHE/bg-8T-16k")"); fi
 if [ -z "$ONLY" ] || [ "$ONLY" = bg-2T-4k ]; then IMGS+=("$(make_bg4k)"); fi
 [ ${#IMGS[@]} -gt 0 ] || die "--only: unknown image $ONLY"
 for img in "${IMGS[@]}"; do [ -s "$img" ] || die "no image $img"; image_info "$img" > /dev/null; done
@@ -216,49 +172,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-now_ns() { date +%s%N; }
-gen_of() { "$BTRFS" inspect-internal dump-super "$1" 2>/dev/null | awk '$1 == "generation" { print $2; exit }'; }
-
-# runq.py CMD...: runs CMD and writes "wall cpu runq" (seconds) to $RUNQ_OUT:
-# wall from fork to exit, user + sys CPU of CMD, and the time CMD's main
-# thread spent runnable but waiting for a CPU (/proc/PID/schedstat, read
-# from the zombie before it is reaped). On a loaded machine wall - runq is
-# roughly what the command would take alone.
-cat > "$WORK/runq.py" <<'PYEOF'
-import os, sys, time
-t0 = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-t1 = time.monotonic()
-try:
-    runq = int(open("/proc/%d/schedstat" % pid).read().split()[1]) / 1e9
-except Exception:
-    runq = float("nan")
-_, status, ru = os.wait4(pid, 0)
-open(os.environ["RUNQ_OUT"], "w").write("%.3f %.2f %.3f\n" % (t1 - t0, ru.ru_utime + ru.ru_stime, runq))
-sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
-PYEOF
-
-# timed OUT CMD...: sets T_WALL (s), T_CPU (user + sys s), T_RUNQ (s waiting
-# for a CPU), T_RSS (MiB, /usr/bin/time -v), T_RC
-timed() {
-  local out=$1; shift
-  drop_caches
-  set +e
-  RUNQ_OUT=$WORK/runq /usr/bin/time -v -o "$WORK/time" python3 "$WORK/runq.py" "$@" > "$out" 2>&1
-  T_RC=$?
-  set -e
-  read -r T_WALL T_CPU T_RUNQ < "$WORK/runq"
-  T_RSS=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$WORK/time")
-}
-
-fresh_copy() {  # SRC DST
-  rm -f "$2"
-  cp --sparse=always "$1" "$2"
-}
+# drop_caches, now_ns, gen_of, fresh_copy, timed (T_WALL T_CPU T_RUNQ T_RSS T_RC): bench/lib.sh
 
 # check_img IMG: "ok" or "FAILED (rc N)"; full output in $WORK/check.out
 check_img() {
@@ -300,10 +214,7 @@ mount_measure() {
 have_tune=0
 if [ -n "$BTRFSTUNE" ] && "$BTRFSTUNE" --help 2>&1 | grep -q -- --convert-to-block-group-tree; then have_tune=1; fi
 
-echo "# bench/convert.sh $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "# machine: $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# fsctl: $FSCTL ($("$FSCTL" --version 2>/dev/null | head -1))${BATCH:+, --batch $BATCH}"
-echo "# btrfs: $BTRFS ($("$BTRFS" --version 2>/dev/null | head -1))"
+bench_header "${BATCH:+, --batch $BATCH}"
 if [ "$have_tune" = 1 ]; then
   echo "# btrfstune: $BTRFSTUNE (has --convert-to-block-group-tree)"
 else

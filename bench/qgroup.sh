@@ -30,18 +30,16 @@
 #   bg-8T-16k         restored from ../shared/bench-images/bg-8T-16k.tar.zst
 #   balance-16snap-4k make-balance-16snap-4k.sh OUT.img      (16 snapshots)
 #   balance-64snap-4k make-balance-16snap-4k.sh OUT.img 64   (64 snapshots)
-# A finished $FSCTL_BENCH_DIR/balance-16snap-4k.img (shared with bench/walk.sh)
-# is reused; images this script makes go to $FSCTL_BENCH_DIR/qgroup/, built
-# under a lock into a temporary name and renamed when complete.
+# A finished $FSCTL_BENCH_DIR/NAME.img (logged in its build.log; shared with
+# bench/walk.sh and bench/balance.sh) or $FSCTL_BENCH_DIR/qgroup/NAME.img is
+# reused; otherwise the image is built into $FSCTL_BENCH_DIR/NAME.img under a
+# lock into a temporary name and renamed when complete (make_snap_image,
+# bench/lib.sh). bg-8T-16k is restored into $FSCTL_BENCH_DIR/qgroup/.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${FSCTL_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
-IMAGES_SRC=$SHARED/bench-images
-BENCH_DIR=${FSCTL_BENCH_DIR:-/var/tmp/fsctl-bench}
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 CACHE=$BENCH_DIR/qgroup
-FSCTL=${FSCTL:-$ROOT/build/fsctl}
-BTRFS=$(command -v btrfs || true)
 RUNS=1
 WITH64=1
 IMGS=()
@@ -58,70 +56,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-die() { echo "qgroup.sh: $*" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || die "needs root (drop_caches, loop mounts)"
-[ -x "$FSCTL" ] || die "no fsctl at $FSCTL (build a Release copy, pass --fsctl)"
-[ -n "$BTRFS" ] && [ -x "$BTRFS" ] || die "btrfs not found"
-[ -x /usr/bin/time ] || die "GNU time missing (apt-get install time)"
-command -v python3 >/dev/null || die "python3 missing"
-FSCTL=$(readlink -f "$FSCTL")
-cache_file=$(dirname "$FSCTL")/CMakeCache.txt
-if [ -f "$cache_file" ] && ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release' "$cache_file"; then
-  echo "warning: $FSCTL is not a Release build" >&2
-fi
+bench_preflight
 
 # --- images -----------------------------------------------------------------
+# build_once, restore_bg8t DIR, make_snap_image NAME SNAPS: bench/lib.sh
 mkdir -p "$CACHE"
 
-# build_once FINAL CMD...: run CMD with $PARTIAL as its output under a lock,
-# then rename to FINAL; a second caller waits for the lock and reuses FINAL.
-build_once() {
-  local final=$1; shift
-  [ -s "$final" ] && return 0
-  (
-    flock 9
-    [ -s "$final" ] && exit 0
-    PARTIAL=$final.partial
-    export PARTIAL
-    echo "building $final ..." >&2
-    if ! "$@" >&2 || [ ! -s "$PARTIAL" ]; then
-      echo "qgroup.sh: building $final failed" >&2
-      rm -f "$PARTIAL"
-      exit 1
-    fi
-    mv "$PARTIAL" "$final"
-  ) 9>"$final.lock"
-}
-
-restore_bg8t() {
-  local d=$CACHE/bg-8T-16k
-  mkdir -p "$d"
-  build_once "$d/huge.img" bash -c "
-    set -euo pipefail; t=\$(mktemp -d '$d/restore.XXXXXX')
-    zstd -dc '$IMAGES_SRC/bg-8T-16k.tar.zst' | tar -xS -f - -C \"\$t\"
-    mv \"\$t/huge.img\" \"\$PARTIAL\"; rmdir \"\$t\""
-  echo "$d/huge.img"
-}
-
-make_snap_image() {  # name snapshots
-  local name=$1 snaps=$2
-  # A finished image from bench/walk.sh (same recipe) is reused as is.
-  local shared=$BENCH_DIR/$name.img
-  if [ -s "$shared" ] && [ ! -e "$shared.partial" ] && grep -qs "built $shared" "$BENCH_DIR/build.log"; then
-    echo "$shared"; return
-  fi
-  # The recipe's EXIT trap runs under set -e and stops at its failing umount:
-  # its exit status is 1 even after "built ...", and its loop device stays
-  # attached. Judge success by that line and detach the loop devices on our file.
-  build_once "$CACHE/$name.img" bash -c "
-    '$IMAGES_SRC/make-balance-16snap-4k.sh' \"\$PARTIAL\" $snaps | tee \"\$PARTIAL.log\"
-    losetup -n -O NAME -j \"\$PARTIAL\" | xargs -r -n1 losetup -d
-    grep -q '^built ' \"\$PARTIAL.log\" && rm -f \"\$PARTIAL.log\""
-  echo "$CACHE/$name.img"
-}
-
 if [ ${#IMGS[@]} -eq 0 ]; then
-  IMGS+=("$(restore_bg8t)")
+  IMGS+=("$(restore_bg8t "$CACHE/bg-8T-16k")")
   IMGS+=("$(make_snap_image balance-16snap-4k 16)")
   [ "$WITH64" = 1 ] && IMGS+=("$(make_snap_image balance-64snap-4k 64)")
 fi
@@ -138,10 +80,9 @@ label_of() {
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-
-# timed OUT CMD...: sets T_WALL (s), T_RSS (KiB), T_RC
-timed() {
+# qgroup_timed OUT CMD...: sets T_WALL (s, 2 decimals), T_RSS (KiB), T_RC
+# (simpler than bench/lib.sh's timed: no run-queue wait)
+qgroup_timed() {
   local out=$1; shift
   drop_caches
   set +e
@@ -201,10 +142,7 @@ else:
 EOF
 }
 
-echo "# bench/qgroup.sh $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "# machine: $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, kernel $(uname -r)"
-echo "# fsctl: $FSCTL ($("$FSCTL" --version 2>/dev/null | head -1))"
-echo "# btrfs: $BTRFS ($("$BTRFS" --version 2>/dev/null | head -1))"
+bench_header
 echo "# caches dropped before each timed command; wall s / peak RSS MiB from /usr/bin/time -v"
 echo
 
@@ -228,9 +166,9 @@ ALL_MET=1
 for img in "${IMGS[@]}"; do
   label=$(label_of "$img")
   for run in $(seq 1 "$RUNS"); do
-    timed "$WORK/fsctl.out" "$FSCTL" qgroup verify "$img"
+    qgroup_timed "$WORK/fsctl.out" "$FSCTL" qgroup verify "$img"
     f_wall=$T_WALL f_rss=$T_RSS f_rc=$T_RC
-    timed "$WORK/check.out" "$BTRFS" check --readonly --qgroup-report "$img"
+    qgroup_timed "$WORK/check.out" "$BTRFS" check --readonly --qgroup-report "$img"
     c_wall=$T_WALL c_rss=$T_RSS c_rc=$T_RC
     "$FSCTL" --format json qgroup verify "$img" > "$WORK/fsctl.json" 2>/dev/null || true
     agree=$(compare "$WORK/fsctl.json" "$WORK/check.out" "$f_rc")
