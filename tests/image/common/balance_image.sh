@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Quota images for `fsctl balance -m` tests, and a record of everything a
 # balance must not change. Source after common/lib.sh; the caller runs
@@ -83,7 +84,7 @@ PY
 make_balance_image() {
   local img=${1:?make_balance_image IMG NODESIZE [SCALE]} ns=${2:?nodesize} scale=${3:-3000}
   local snaps=${BALANCE_IMAGE_SNAPS:-16}
-  local m="$T/.bi-mnt.$$" i id base s1 s2
+  local m="$T/.bi-mnt.$$" i id s
   mkimg "$img" 1G -n "$ns" -L balimg
   mkdir -p "$m"
   mount -o loop,noatime "$img" "$m"
