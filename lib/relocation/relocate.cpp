@@ -362,7 +362,6 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   // elsewhere). Repeated until a walk finds none: the commit's own changes
   // only copy paths into non-target space. (Steps 3-5 may already have
   // copied some of them: global_found, from before step 1, has them all.)
-  u64 before = t.stats().blocks_allocated;
   for (u64 id : GLOBAL_TREES) {
     if (id != ROOT_TREE_OBJECTID && !fs.find_root(id)) continue;
     for (int round = 0;; ++round) {
@@ -377,7 +376,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
       }
     }
   }
-  st.tree_blocks_copied += t.stats().blocks_allocated - before;
+  st.tree_blocks_copied += global_found.size();
 
   // Every tree block of the targets must have been reached by some tree.
   for (auto& [b, level] : targets_) {

@@ -29,7 +29,7 @@ namespace fsctl::relocation {
 /// Counters of one relocation (JSON report fields of `fsctl balance`).
 struct RelocationStats {
   u64 relocated_extents = 0;   // tree blocks that were in the target block groups
-  u64 tree_blocks_copied = 0;  // subvolume-tree copies (targets + ancestors) + global-tree copy-on-write blocks
+  u64 tree_blocks_copied = 0;  // subvolume-tree copies (targets + ancestors) + global-tree blocks in the targets (moved by COW)
   u64 ancestors_copied = 0;    // copies of blocks outside the targets, made because a child moved
   u64 backrefs_remapped = 0;   // full backrefs (SHARED_BLOCK_REF / SHARED_DATA_REF) whose parent changed
   /// Extents whose set of referencing roots changed and that qgroups would

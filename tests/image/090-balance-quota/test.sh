@@ -18,6 +18,17 @@ need_mount
 for ns in 4096 16384; do
   IMG="$T/bal-$ns.img"
   make_balance_image "$IMG" "$ns" "${BALANCE_SCALE:-3000}"
+  # Changes in base after its snapshots: the kernel copies shared blocks of
+  # base (their owner) and turns them into FULL_BACKREF blocks whose children
+  # and data extents are referenced by parent bytenr — what relocation must
+  # remap.
+  mkdir -p "$T/m-$ns"
+  mount -o loop "$IMG" "$T/m-$ns"
+  BI_MOUNTS+=("$T/m-$ns")
+  for d in d000 d007 d013 d021; do
+    for f in "$T/m-$ns/base/$d"/f*1; do echo "changed in base" >> "$f"; done
+  done
+  umount "$T/m-$ns"
   record_state "$IMG" "$T/before-$ns"
   metadata_starts "$T/before-$ns/block-groups.json" > "$T/old-$ns"
   nold=$(wc -l < "$T/old-$ns")
@@ -31,6 +42,7 @@ assert r["block_groups_selected"] == n and r["block_groups_relocated"] == n and 
 assert r["relocated_extents"] > 100, r
 assert r["tree_blocks_copied"] >= r["relocated_extents"], r
 assert r["qgroup_dirty_extents"] == 0, r
+assert r["backrefs_remapped"] > 0, r
 assert r["qgroups"]["verified"] and r["qgroups"]["consistent"], r
 assert 0 < r["used_bytes"] <= r["reserved_bytes"], r
 print("%d block groups, %d extents relocated, %d blocks copied (%d ancestors), %d backrefs remapped, %d commits, %.3f s" % (
