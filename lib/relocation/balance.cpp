@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "lib/ctree/search.h"
 #include "lib/format/items.h"
@@ -97,7 +99,10 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
     }
     if (any_used) {
       FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
+      auto tp = std::chrono::steady_clock::now();
       FSCTL_TRY_ASSIGN(auto plan, RelocationPlan::make(*t, targets));
+      if (std::getenv("FSCTL_TIMING"))
+        std::fprintf(stderr, "timing: %-28s %8.3f s\n", "plan", std::chrono::duration<double>(std::chrono::steady_clock::now() - tp).count());
       t->exclude_block_groups(targets);
       FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(plan.reservation(fs.nodesize())));
       rep.reserved_bytes += reserved;
@@ -108,7 +113,10 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
         return rep;
       }
       FSCTL_TRY(plan.apply(*t, rep.relocation));
+      auto tc = std::chrono::steady_clock::now();
       FSCTL_TRY(t->commit());
+      if (std::getenv("FSCTL_TIMING"))
+        std::fprintf(stderr, "timing: %-28s %8.3f s\n", "commit", std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count());
       rep.commits++;
       rep.tree_blocks_written += t->stats().blocks_written;
       rep.used_bytes += t->stats().used_bytes;

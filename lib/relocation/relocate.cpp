@@ -9,6 +9,9 @@
 #include "lib/relocation/relocate.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -24,6 +27,18 @@ using namespace fsctl::format;
 using transaction::Transaction;
 
 namespace {
+
+// FSCTL_TIMING=1: phase times of relocation on stderr (for bench/ profiling).
+struct PhaseTimer {
+  bool on = std::getenv("FSCTL_TIMING") != nullptr;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void mark(const char* what) {
+    if (!on) return;
+    auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "timing: %-28s %8.3f s\n", what, std::chrono::duration<double>(now - t).count());
+    t = now;
+  }
+};
 
 /// Trees the kernel reference-counts (BTRFS_ROOT_SHAREABLE): subvolumes,
 /// snapshots and the data relocation tree.
@@ -221,6 +236,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     return bg && bgs_.count(bg->start) > 0;
   };
 
+  PhaseTimer timer;
   // The global trees' blocks in the targets, before anything changes.
   std::set<u64> global_found;
   for (u64 id : GLOBAL_TREES) {
@@ -229,6 +245,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     FSCTL_TRY(find_target_paths(t, *r, in_target, global_found));
   }
 
+  timer.mark("global targets found");
   // 1. Copy every subvolume-tree block to move, streaming the originals in
   // physical order. A copy is the original with a new header bytenr.
   std::map<u64, u64> memo;
@@ -249,6 +266,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   for (auto& [b, nb] : copies)
     if (!targets_.count(b)) st.ancestors_copied++;
 
+  timer.mark("1 copies read and made");
   // 2. Copies point at copies.
   for (auto& [old, nb] : copies) {
     NodeMut m(nb->data, ns);
@@ -259,6 +277,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     }
   }
 
+  timer.mark("2 pointers remapped");
   // 3. Root items point at copied roots (generation unchanged: the copy
   // carries the original's header generation).
   FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
@@ -272,6 +291,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     store_le<u64>(d.data() + offsetof(RootItem, bytenr), it->second);
   }
 
+  timer.mark("3 root items");
   // 4. Extent items move with their blocks: same refs, flags, generation and
   // backrefs, SHARED_BLOCK_REF parents remapped (every parent of a copied
   // block is copied too).
@@ -326,6 +346,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     }
   }
 
+  timer.mark("4 extent items moved");
   // 5. What a FULL_BACKREF block references by its bytenr follows it: its
   // children's SHARED_BLOCK_REFs (those not copied themselves: a copied
   // child's backref was remapped in step 4) and, for a leaf, the
@@ -357,6 +378,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     }
   }
 
+  timer.mark("5 full backrefs remapped");
   // 6. Global trees: copy-on-write of the path to each of their blocks in a
   // target (the allocator no longer uses the targets, so the copies land
   // elsewhere). Repeated until a walk finds none: the commit's own changes
@@ -377,6 +399,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     }
   }
   st.tree_blocks_copied += global_found.size();
+  timer.mark("6 global trees copied");
 
   // Every tree block of the targets must have been reached by some tree.
   for (auto& [b, level] : targets_) {
