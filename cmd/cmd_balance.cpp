@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <tuple>
 #include <cstdio>
 #include <iostream>
 
@@ -32,18 +33,21 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     std::cerr << "ERROR: balancing system block groups alone needs -f (as with btrfs balance)\n";
     return EXIT_USAGE;
   }
-  if (a.system) {
-    std::cerr << "ERROR: relocation of system block groups (-s) is not supported yet; use -m\n";
-    return EXIT_UNSUPPORTED;
-  }
-  if (!a.metadata) {
-    std::cerr << "ERROR: give -m (metadata block groups); fsctl does not relocate data\n";
+  if (!a.metadata && !a.system) {
+    std::cerr << "ERROR: give -m (metadata block groups; -s for system ones); fsctl does not relocate data\n";
     return EXIT_USAGE;
   }
-  auto filters = relocation::BalanceFilters::parse(a.mfilters);
-  if (!filters) {
-    std::cerr << "ERROR: " << filters.error().message << '\n';
-    return EXIT_USAGE;
+  relocation::BalanceOptions o;
+  // As btrfs balance: -m without -s balances system block groups too, with
+  // the metadata filters.
+  for (auto [on, text, dst] : {std::tuple{a.metadata, &a.mfilters, &o.metadata}, std::tuple{a.system || a.metadata, a.system ? &a.sfilters : &a.mfilters, &o.system}}) {
+    if (!on) continue;
+    auto f = relocation::BalanceFilters::parse(*text);
+    if (!f) {
+      std::cerr << "ERROR: " << f.error().message << '\n';
+      return EXIT_USAGE;
+    }
+    *dst = *f;
   }
   StderrReporter rep(g);
   auto fs = open_read_write(a.devs, g, rep);
@@ -58,8 +62,6 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     rep.warning("qgroup numbers are marked inconsistent before the balance; balance keeps them as they are: "
                 "run `fsctl qgroup verify --repair` to make them right");
 
-  relocation::BalanceOptions o;
-  o.metadata = *filters;
   o.batch = a.batch;
   o.dry_run = a.dry_run;
   bool tty = !g.quiet && g.format == Format::text && ::isatty(2);
@@ -88,6 +90,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     out["dry_run"] = b.dry_run;
     out["filters"] = a.mfilters;
     out["block_groups_metadata"] = b.block_groups_metadata;
+    out["block_groups_system"] = b.block_groups_system;
     out["block_groups_selected"] = b.block_groups_selected;
     out["block_groups_relocated"] = b.block_groups_relocated;
     out["block_groups_removed"] = b.block_groups_removed;
@@ -111,14 +114,14 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     out["seconds"] = b.seconds;
     std::cout << out.dump(2) << '\n';
   } else if (b.dry_run) {
-    std::printf("dry run: %llu of %llu metadata block groups selected; the first batch would relocate %llu tree blocks, reserving %llu bytes; nothing written\n",
-                static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata),
+    std::printf("dry run: %llu of %llu metadata and system block groups selected; the first batch would relocate %llu tree blocks, reserving %llu bytes; nothing written\n",
+                static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system),
                 static_cast<unsigned long long>(b.relocation.relocated_extents), static_cast<unsigned long long>(b.reserved_bytes));
   } else {
-    std::printf("relocated %llu of %llu metadata block groups (%llu removed): %llu extents relocated, %llu tree blocks copied, "
+    std::printf("relocated %llu of %llu metadata and system block groups (%llu removed): %llu extents relocated, %llu tree blocks copied, "
                 "%llu qgroup dirty extents, %llu commits, %llu bytes used (%llu reserved) in %.3f s\n",
-                static_cast<unsigned long long>(b.block_groups_relocated), static_cast<unsigned long long>(b.block_groups_metadata),
-                static_cast<unsigned long long>(b.block_groups_removed), static_cast<unsigned long long>(b.relocation.relocated_extents),
+                static_cast<unsigned long long>(b.block_groups_relocated),
+                static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system), static_cast<unsigned long long>(b.block_groups_removed), static_cast<unsigned long long>(b.relocation.relocated_extents),
                 static_cast<unsigned long long>(b.relocation.tree_blocks_copied),
                 static_cast<unsigned long long>(b.relocation.qgroup_dirty_extents), static_cast<unsigned long long>(b.commits),
                 static_cast<unsigned long long>(b.used_bytes), static_cast<unsigned long long>(b.reserved_bytes), b.seconds);

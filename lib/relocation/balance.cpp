@@ -4,6 +4,7 @@
 #include "lib/relocation/balance.h"
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -67,23 +68,39 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   BalanceReport rep;
   rep.dry_run = opts.dry_run;
   FSCTL_TRY(refuse_unfinished_work(fs));
-  const BalanceFilters& f = opts.metadata;
-  if (f.convert)
-    return make_error(Errc::unsupported, "balance convert=" + profile_name(*f.convert) + " is not supported yet");
+  for (const auto* f : {&opts.metadata, &opts.system})
+    if (*f && (*f)->convert)
+      return make_error(Errc::unsupported, "balance convert=" + profile_name(*(*f)->convert) + " is not supported yet");
 
-  // Selection, highest start first.
+  // Selection per kind (kernel should_balance_chunk with the kind's
+  // filters, limit counted per kind), then all of them processed from the
+  // highest start down, as the kernel walks the chunk tree.
   std::vector<fs::BlockGroup> bgs(fs.block_groups().begin(), fs.block_groups().end());
   std::sort(bgs.begin(), bgs.end(), [](const fs::BlockGroup& a, const fs::BlockGroup& b) { return a.start > b.start; });
-  for (const auto& bg : bgs) {
-    if (!(bg.flags & BLOCK_GROUP_METADATA) || (bg.flags & (BLOCK_GROUP_SYSTEM | BLOCK_GROUP_DATA))) continue;
-    rep.block_groups_metadata++;
-    const Chunk* c = fs.chunk_map().find(bg.start);
-    if (!c) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
-    if (f.matches(*c, bg.used)) rep.selected.push_back(bg.start);
+  auto select = [&](bool system, const BalanceFilters& f, u64& count) -> Result<std::vector<u64>> {
+    std::vector<u64> out;
+    for (const auto& bg : bgs) {
+      u64 type = bg.flags & BLOCK_GROUP_TYPE_MASK;
+      if (type != (system ? BLOCK_GROUP_SYSTEM : BLOCK_GROUP_METADATA)) continue;
+      count++;
+      const Chunk* c = fs.chunk_map().find(bg.start);
+      if (!c) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
+      if (f.matches(*c, bg.used)) out.push_back(bg.start);
+    }
+    // Kernel limit filter: fewer matches than limit_min -> none; at most limit_max.
+    if (f.limit_min && out.size() < *f.limit_min) out.clear();
+    if (f.limit_max && out.size() > *f.limit_max) out.resize(*f.limit_max);
+    return out;
+  };
+  if (opts.metadata) {
+    FSCTL_TRY_ASSIGN(auto m, select(false, *opts.metadata, rep.block_groups_metadata));
+    rep.selected.insert(rep.selected.end(), m.begin(), m.end());
   }
-  // Kernel limit filter: fewer matches than limit_min -> none; at most limit_max.
-  if (f.limit_min && rep.selected.size() < *f.limit_min) rep.selected.clear();
-  if (f.limit_max && rep.selected.size() > *f.limit_max) rep.selected.resize(*f.limit_max);
+  if (opts.system) {
+    FSCTL_TRY_ASSIGN(auto sy, select(true, *opts.system, rep.block_groups_system));
+    rep.selected.insert(rep.selected.end(), sy.begin(), sy.end());
+  }
+  std::sort(rep.selected.begin(), rep.selected.end(), std::greater<>());
   rep.block_groups_selected = rep.selected.size();
 
   u64 batch = std::max<u64>(opts.batch, 1);

@@ -7,6 +7,7 @@
 // group still present is matched again and only removed).
 #pragma once
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "lib/fs/fs_info.h"
@@ -16,7 +17,10 @@
 namespace fsctl::relocation {
 
 struct BalanceOptions {
-  BalanceFilters metadata;  // -m filters
+  /// Filters of metadata (-m) and system (-s) block groups; a kind without
+  /// filters is not balanced. As with btrfs balance, -m alone also balances
+  /// system block groups with the same filters (the caller sets both).
+  std::optional<BalanceFilters> metadata, system;
   u64 batch = 1;            // block groups relocated per transaction
   bool dry_run = false;     // plan and reserve, write nothing
   /// Called after each batch with (block groups done, selected, tree blocks copied so far).
@@ -25,6 +29,7 @@ struct BalanceOptions {
 
 struct BalanceReport {
   u64 block_groups_metadata = 0;   // metadata block groups before
+  u64 block_groups_system = 0;     // system block groups before
   u64 block_groups_selected = 0;   // matched by the filters (and limit)
   u64 block_groups_relocated = 0;  // emptied by relocation
   u64 block_groups_removed = 0;    // removed (chunk and dev extents freed)

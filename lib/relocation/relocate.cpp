@@ -45,11 +45,13 @@ struct PhaseTimer {
 bool is_shareable(u64 id) { return is_fstree(id) || id == DATA_RELOC_TREE_OBJECTID; }
 
 /// Global trees moved by ordinary copy-on-write (never shared). The chunk
-/// tree lives in SYSTEM block groups, which metadata relocation does not
-/// target.
+/// tree lives in SYSTEM block groups (the allocator places its copies in
+/// other system groups); it is listed last so that chunk items changed by
+/// the other trees' work are in place when it is walked.
 constexpr u64 GLOBAL_TREES[] = {ROOT_TREE_OBJECTID,      EXTENT_TREE_OBJECTID,      DEV_TREE_OBJECTID,
                                 CSUM_TREE_OBJECTID,      QUOTA_TREE_OBJECTID,       UUID_TREE_OBJECTID,
-                                FREE_SPACE_TREE_OBJECTID, BLOCK_GROUP_TREE_OBJECTID, RAID_STRIPE_TREE_OBJECTID};
+                                FREE_SPACE_TREE_OBJECTID, BLOCK_GROUP_TREE_OBJECTID, RAID_STRIPE_TREE_OBJECTID,
+                                CHUNK_TREE_OBJECTID};
 
 std::string block_name(u64 bytenr) { return "tree block " + std::to_string(bytenr); }
 
