@@ -2,7 +2,7 @@
 # 090-balance-quota: `fsctl balance -m` on kernel-made quota images
 # (common/balance_image.sh: thousands of small files, 16 snapshots with a few
 # files changed each, reflinks, zstd extents, a level-1 qgroup) at nodesize 4K
-# and 16K. Every metadata block group is relocated and removed; afterwards
+# and 16K. Every metadata and system block group is relocated and removed; afterwards
 # (common/balance_check.sh) btrfs check --readonly --qgroup-report is clean,
 # fsctl qgroup verify exits 0, every qgroup number (kernel and on-disk), the
 # subvolume list and every file's sha256 equal the state before, the kernel

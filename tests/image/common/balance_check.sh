@@ -50,13 +50,13 @@ PY
   [ $rc -eq 0 ] || { tail -30 "$T/$name.check2"; fail "$name: btrfs check after kernel mount, snapshot delete and write: exit $rc"; }
 }
 
-# metadata_starts BLOCK_GROUPS_JSON: logical starts of METADATA block groups
-# (not SYSTEM, not mixed), one per line.
+# metadata_starts BLOCK_GROUPS_JSON: logical starts of the block groups
+# `balance -m` relocates: METADATA and SYSTEM ones (not mixed), one per line.
 metadata_starts() {
   python3 - "$1" <<'PY'
 import json, sys
 for b in json.load(open(sys.argv[1]))["block_groups"]:
-    if b["flags"] & 7 == 4:  # METADATA only (kernel BTRFS_BLOCK_GROUP_METADATA)
+    if b["flags"] & 7 in (2, 4):  # SYSTEM or METADATA alone (kernel BTRFS_BLOCK_GROUP_*)
         print(b["start"])
 PY
 }
