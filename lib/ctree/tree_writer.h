@@ -4,20 +4,36 @@
 // already copied in this transaction. lib/transaction implements it, so the
 // B-tree code stays below it (docs/DESIGN.md "Layers"; invariant 1: COW only).
 #pragma once
+#include <array>
 #include <memory>
 
 #include "lib/cache/tree_block.h"
 #include "lib/ctree/block_source.h"
+#include "lib/format/node_layout.h"
 
 namespace fsctl::ctree {
 
+/// What the write functions did to one tree, per level (0 = leaves), for
+/// tests and reports. A push moves items or key pointers into a sibling (or
+/// sends an insertion there) and frees no block; a merge empties a block
+/// into its siblings and frees it (kernel btrfs_del_items / balance_level).
+struct WriteStats {
+  std::array<u64, format::MAX_LEVEL> splits{};
+  std::array<u64, format::MAX_LEVEL> pushes{};
+  std::array<u64, format::MAX_LEVEL> merges{};
+  u64 root_grows = 0;      // a new root above a split one
+  u64 root_collapses = 0;  // a root node with one child replaced by the child
+};
+
 /// A tree being modified: its root, updated in place by the write functions
-/// when the root is copied, split or collapsed.
+/// when the root is copied, split or collapsed, and the counters of what
+/// they did to it.
 struct WriteRoot {
   u64 root_id = 0;
   u64 bytenr = 0;
   u8 level = 0;
   u64 generation = 0;
+  WriteStats stats{};
   [[nodiscard]] RootRef ref() const { return {root_id, bytenr, level, generation}; }
 };
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Copy-on-write search, insert, delete, split (kernel ctree.c
-// btrfs_search_slot with a transaction, split_leaf, split_node, insert_ptr,
-// del_ptr, fixup_low_keys). Only unshared trees are modified: a block owned
-// by another root is refused (relocation of shared trees is a later issue).
+// Copy-on-write search, insert, delete, split, push and merge (kernel
+// ctree.c btrfs_search_slot with a transaction, split_leaf, push_leaf_right,
+// push_leaf_left, split_node, push_nodes_for_insert, btrfs_del_items,
+// balance_level, insert_ptr, del_ptr, fixup_low_keys). Only unshared trees
+// are modified: a block owned by another root is refused (relocation of
+// shared trees is a later issue). Every block changed, a sibling included,
+// is copied once per transaction and freed through the TreeWriter.
 #include "lib/ctree/write.h"
 
 #include "lib/ctree/search.h"
@@ -16,17 +19,16 @@ using namespace fsctl::format;
 
 namespace {
 
-std::shared_ptr<cache::TreeBlock> mut_block(TreeWriter& w, const cache::TreeBlockRef& b) {
-  auto m = w.dirty_block(b->bytenr);
-  return m;
-}
+using BlockPtr = std::shared_ptr<cache::TreeBlock>;
+constexpr u32 ITEM_SIZE = static_cast<u32>(sizeof(Item));
 
-// Copies path.nodes[level] into the transaction unless already done, and
-// points its parent (or the root) at the copy.
-Status cow_at(TreeWriter& w, WriteRoot& root, Path& path, int level) {
-  std::size_t l = static_cast<std::size_t>(level);
-  const auto& b = path.nodes[l];
-  if (w.dirty_block(b->bytenr)) return {};
+BlockPtr mut_block(TreeWriter& w, const cache::TreeBlockRef& b) { return w.dirty_block(b->bytenr); }
+
+// Copies block `b` of `root` into the transaction unless already done and
+// points `parent` (dirty; slot `pslot`) or, without a parent, the root at
+// the copy. Returns the mutable block.
+Result<BlockPtr> cow_block(TreeWriter& w, WriteRoot& root, const cache::TreeBlockRef& b, const BlockPtr& parent, u32 pslot) {
+  if (auto d = w.dirty_block(b->bytenr)) return d;
   NodeView v = b->view();
   if (v.owner() != root.root_id)
     return make_error(Errc::unsupported, "tree block " + std::to_string(b->bytenr) + " of tree " +
@@ -36,19 +38,37 @@ Status cow_at(TreeWriter& w, WriteRoot& root, Path& path, int level) {
   u32 ns = w.nodesize();
   std::memcpy(nb->data.data() + sizeof(Header), b->data.data() + sizeof(Header), ns - sizeof(Header));
   NodeMut(nb->data, ns).set_nritems(v.nritems());
-  if (level == root.level) {
+  if (!parent) {
     root.bytenr = nb->bytenr;
     root.generation = w.transid();
   } else {
-    auto parent = mut_block(w, path.nodes[l + 1]);
-    FSCTL_ASSERT(parent);
     NodeMut pm(parent->data, ns);
-    pm.key_ptr(path.slots[l + 1]).blockptr.set(nb->bytenr);
-    pm.key_ptr(path.slots[l + 1]).generation.set(w.transid());
+    pm.key_ptr(pslot).blockptr.set(nb->bytenr);
+    pm.key_ptr(pslot).generation.set(w.transid());
   }
   FSCTL_TRY(w.free_tree_block(b->bytenr, root.root_id, v.level()));
+  return nb;
+}
+
+// Copies path.nodes[level] into the transaction unless already done, and
+// points its parent (or the root) at the copy.
+Status cow_at(TreeWriter& w, WriteRoot& root, Path& path, int level) {
+  std::size_t l = static_cast<std::size_t>(level);
+  BlockPtr parent;
+  if (level != root.level) {
+    parent = mut_block(w, path.nodes[l + 1]);
+    FSCTL_ASSERT(parent);
+  }
+  FSCTL_TRY_ASSIGN(auto nb, cow_block(w, root, path.nodes[l], parent, level == root.level ? 0 : path.slots[l + 1]));
   path.nodes[l] = nb;
   return {};
+}
+
+// The child at `slot` of the dirty node `parent`, read with the pointer's
+// checks (not copied).
+Result<cache::TreeBlockRef> read_child(TreeWriter& w, const BlockPtr& parent, u32 slot) {
+  NodeView pv = parent->view();
+  return w.read_tree_block(pv.blockptr(slot), child_check(pv, slot));
 }
 
 // Puts a new root one level above the current root, with one pointer to it.
@@ -64,6 +84,7 @@ Status grow_root(TreeWriter& w, WriteRoot& root, Path& path) {
   root.bytenr = nr->bytenr;
   root.level = static_cast<u8>(top + 1);
   root.generation = w.transid();
+  root.stats.root_grows++;
   return {};
 }
 
@@ -76,6 +97,36 @@ void fixup_low_keys(TreeWriter& w, Path& path, int level, const Key& key) {
   }
 }
 
+// Sets the key of pointer `slot` of the dirty node path.nodes[level]; a new
+// first key goes on up to the ancestors.
+void set_ptr_key(TreeWriter& w, Path& path, int level, u32 slot, const Key& key) {
+  auto m = mut_block(w, path.nodes[static_cast<std::size_t>(level)]);
+  NodeMut(m->data, w.nodesize()).set_key(slot, key);
+  if (slot == 0) fixup_low_keys(w, path, level, key);
+}
+
+// Removes pointer `slot` of the dirty node path.nodes[level] (kernel
+// del_ptr); a new first key goes on up.
+void remove_ptr(TreeWriter& w, Path& path, int level, u32 slot) {
+  auto m = mut_block(w, path.nodes[static_cast<std::size_t>(level)]);
+  NodeMut nm(m->data, w.nodesize());
+  nm.node_delete(slot);
+  if (slot == 0 && nm.nritems() > 0) fixup_low_keys(w, path, level, nm.view().node_key(0));
+}
+
+// A node splits when an insertion passes it with fewer than two free
+// pointer slots (a double leaf split adds two pointers to the parent).
+u32 split_threshold(u32 ns) { return node_max_ptrs(ns) - 1; }
+
+// Moves of key pointers between siblings (pushes before a split, merges
+// after deletions) never leave a node with more than this many pointers, a
+// quarter of a node below the split threshold, and a node that pushes to
+// avoid a split ends at most here too. So a node reaches the split
+// threshold again only after a quarter node of new pointers arrived from
+// splits below it: the reservation bounds node splits by that (unlike the
+// kernel, whose pushes may fill a sibling to the brim).
+u32 node_fill_limit(u32 ns) { return split_threshold(ns) - node_max_ptrs(ns) / 4; }
+
 // Splits the full node at `level` in two halves; the path follows `key`.
 Status split_node(TreeWriter& w, WriteRoot& root, Path& path, int level, const Key& key) {
   std::size_t l = static_cast<std::size_t>(level);
@@ -87,16 +138,68 @@ Status split_node(TreeWriter& w, WriteRoot& root, Path& path, int level, const K
   u32 mid = n / 2;
   FSCTL_TRY_ASSIGN(auto right, w.alloc_tree_block(root.root_id, static_cast<u8>(level)));
   NodeMut rm(right->data, ns);
-  std::memcpy(&rm.key_ptr(0), &nm.key_ptr(mid), (n - mid) * sizeof(KeyPtr));
-  rm.set_nritems(n - mid);
-  nm.set_nritems(mid);
+  node_move_to_right(nm, rm, n - mid);
   auto parent = mut_block(w, path.nodes[l + 1]);
   NodeMut(parent->data, ns).node_insert(path.slots[l + 1] + 1, rm.view().key(0), right->bytenr, w.transid());
   if (!(key < rm.view().key(0))) {
     path.nodes[l] = right;
     path.slots[l + 1]++;
   }
+  root.stats.splits[l]++;
   return {};
+}
+
+// Before splitting the full non-root node at `level`, moves key pointers
+// into a sibling under the same parent (kernel push_nodes_for_insert): to
+// the left one (push_node_left: all but 8 of the node's pointers, as far as
+// the sibling takes them), else to the right one (balance_node_right: at
+// most half plus one). Both nodes must end at most at node_fill_limit, else
+// the node is split. The path follows `key`. Returns whether pointers moved.
+Result<bool> push_nodes_for_insert(TreeWriter& w, WriteRoot& root, Path& path, int level, const Key& key) {
+  std::size_t l = static_cast<std::size_t>(level);
+  u32 ns = w.nodesize();
+  u32 limit = node_fill_limit(ns);
+  auto parent = mut_block(w, path.nodes[l + 1]);
+  u32 pslot = path.slots[l + 1];
+  auto mid = mut_block(w, path.nodes[l]);
+  NodeMut mm(mid->data, ns);
+  u32 n = mm.nritems();
+  if (pslot > 0) {
+    FSCTL_TRY_ASSIGN(auto left, read_child(w, parent, pslot - 1));
+    u32 ln = left->view().nritems();
+    u32 push = n > 8 && ln < limit ? std::min(n - 8, limit - ln) : 0;
+    if (push > 0 && n - push <= limit) {
+      FSCTL_TRY_ASSIGN(auto lb, cow_block(w, root, left, parent, pslot - 1));
+      NodeMut lm(lb->data, ns);
+      node_move_to_left(lm, mm, push);
+      set_ptr_key(w, path, level + 1, pslot, mm.view().node_key(0));
+      if (key < mm.view().node_key(0)) {
+        path.nodes[l] = lb;
+        path.slots[l + 1]--;
+      }
+      root.stats.pushes[l]++;
+      return true;
+    }
+  }
+  if (pslot + 1 < parent->view().nritems()) {
+    FSCTL_TRY_ASSIGN(auto right, read_child(w, parent, pslot + 1));
+    u32 rn = right->view().nritems();
+    u32 max_push = n / 2 + 1;
+    u32 push = n >= 4 && max_push < n && rn < limit ? std::min(max_push, limit - rn) : 0;
+    if (push > 0 && n - push <= limit) {
+      FSCTL_TRY_ASSIGN(auto rb, cow_block(w, root, right, parent, pslot + 1));
+      NodeMut rm(rb->data, ns);
+      node_move_to_right(mm, rm, push);
+      set_ptr_key(w, path, level + 1, pslot + 1, rm.view().node_key(0));
+      if (!(key < rm.view().node_key(0))) {
+        path.nodes[l] = rb;
+        path.slots[l + 1]++;
+      }
+      root.stats.pushes[l]++;
+      return true;
+    }
+  }
+  return false;
 }
 
 // Moves items [mid, n) of the leaf at the path into a new right sibling and
@@ -106,26 +209,14 @@ Status split_node(TreeWriter& w, WriteRoot& root, Path& path, int level, const K
 // starts empty (mid == n, the new item alone on the right).
 Status split_leaf_at(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u32 mid, bool target_right) {
   u32 ns = w.nodesize();
-  u32 data_size = leaf_data_size(ns);
   if (root.level == 0) FSCTL_TRY(grow_root(w, root, path));
   auto leaf = mut_block(w, path.nodes[0]);
   NodeMut lm(leaf->data, ns);
-  NodeView lv = lm.view();
-  u32 n = lv.nritems();
+  u32 n = lm.nritems();
   u32 slot = path.slots[0];
   FSCTL_TRY_ASSIGN(auto right, w.alloc_tree_block(root.root_id, 0));
   NodeMut rm(right->data, ns);
-  u32 top = mid == 0 ? data_size : lv.item_offset(mid - 1);
-  u32 low = n > mid ? lv.item_offset(n - 1) : top;
-  u32 delta = data_size - top;
-  std::memcpy(rm.leaf_data() + low + delta, lm.leaf_data() + low, top - low);
-  for (u32 i = mid; i < n; ++i) {
-    Item& it = rm.item(i - mid);
-    it = lm.item(i);
-    it.offset.set(it.offset.get() + delta);
-  }
-  rm.set_nritems(n - mid);
-  lm.set_nritems(mid);
+  leaf_move_to_right(lm, rm, n - mid);
   Key right_key = n > mid ? rm.view().item_key(0) : key;
   auto parent = mut_block(w, path.nodes[1]);
   NodeMut(parent->data, ns).node_insert(path.slots[1] + 1, right_key, right->bytenr, w.transid());
@@ -134,6 +225,7 @@ Status split_leaf_at(TreeWriter& w, WriteRoot& root, Path& path, const Key& key,
     path.slots[0] = slot - mid;
     path.slots[1]++;
   }
+  root.stats.splits[0]++;
   return {};
 }
 
@@ -153,11 +245,6 @@ Status split_leaf(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u3
     u32 n = lv.nritems();
     u32 slot = path.slots[0];
     if (NodeMut(mut_block(w, path.nodes[0])->data, ns).leaf_free_space() >= need) return {};
-    auto used = [&](u32 a, u32 b) {  // bytes of items [a, b) incl. headers
-      u32 s = 0;
-      for (u32 i = a; i < b; ++i) s += lv.item_size(i) + static_cast<u32>(sizeof(Item));
-      return s;
-    };
     // Split points: mid = first item of the right leaf; the target goes
     // right when `to_right`. An existing item is on the right iff slot >= mid;
     // a new item at slot == mid may go either way. Halves first, then cuts at
@@ -168,7 +255,7 @@ Status split_leaf(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u3
     };
     std::vector<Cand> cands;
     u32 half = (n + 1) / 2;
-    cands.push_back({half, extend ? slot >= half : slot >= half});
+    cands.push_back({half, slot >= half});
     if (extend) {
       if (slot + 1 < n) cands.push_back({slot + 1, false});  // target last on the left
       if (slot > 0) cands.push_back({slot, true});           // target first on the right
@@ -181,7 +268,7 @@ Status split_leaf(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u3
       u32 items_left = c.mid, items_right = n - c.mid;
       if (!extend) (c.to_right ? items_right : items_left)++;
       if (items_left == 0 || items_right == 0) continue;  // a split must leave both leaves with an item
-      u32 side = c.to_right ? used(c.mid, n) : used(0, c.mid);
+      u32 side = c.to_right ? lv.leaf_space_used(c.mid, n) : lv.leaf_space_used(0, c.mid);
       if (side + need <= data_size) return split_leaf_at(w, root, path, key, c.mid, c.to_right);
     }
     // No single split gives room: cut the target off from the items before
@@ -195,6 +282,273 @@ Status split_leaf(TreeWriter& w, WriteRoot& root, Path& path, const Key& key, u3
   }
   return make_error(Errc::invalid_argument, "cannot split leaf " + std::to_string(path.nodes[0]->bytenr) + " to fit " +
                                                 std::to_string(need) + " more bytes");
+}
+
+// The target of an insertion: the slot of a new item about to be inserted
+// or, with `extend`, of an existing item about to grow, and the bytes it
+// needs (item header included for a new item).
+struct Target {
+  u32 slot;
+  u32 need;
+  bool extend;
+};
+
+// Items at the end of leaf `lv` to move into its right sibling, which has
+// `right_free` bytes, to make room for `t` (kernel __push_leaf_right without
+// `empty`): only items at or after the target, at least one item stays, and
+// the target itself (with its bytes) moves only while that does not leave
+// the right sibling fuller than the leaf (the kernel's free(left) +
+// 2 * pushed <= free(right) test).
+u32 count_push_right(const NodeView& lv, u32 left_free, u32 right_free, const Target& t) {
+  u32 n = lv.nritems();
+  u32 push = 0, bytes = 0;
+  for (u32 i = n - 1; i >= 1; --i) {
+    if (push > 0) {
+      if (t.slot > i) break;
+      if (t.slot == i && left_free + 2 * bytes > right_free) break;
+    }
+    u32 add = lv.item_size(i) + ITEM_SIZE + (t.slot == i ? t.need : 0);
+    if (bytes + add > right_free) break;
+    push++;
+    bytes += add;
+  }
+  return push;
+}
+
+// Items at the start of leaf `lv` to move into its left sibling with
+// `left_free` bytes (kernel __push_leaf_left without `empty`): the mirror
+// image of count_push_right.
+u32 count_push_left(const NodeView& lv, u32 leaf_free, u32 left_free, const Target& t) {
+  u32 n = lv.nritems();
+  u32 push = 0, bytes = 0;
+  for (u32 i = 0; i + 1 < n; ++i) {
+    if (push > 0) {
+      if (t.slot < i) break;
+      if (t.slot == i && leaf_free + 2 * bytes > left_free) break;
+    }
+    u32 add = lv.item_size(i) + ITEM_SIZE + (t.slot == i ? t.need : 0);
+    if (bytes + add > left_free) break;
+    push++;
+    bytes += add;
+  }
+  return push;
+}
+
+// Before splitting the leaf at the path for `t`, moves items into its
+// siblings under the same parent (kernel split_leaf: push_leaf_right, then
+// push_leaf_left): a new item past the leaf's last one goes first into the
+// right sibling when that has room, without moving anything. A sibling is
+// copied only when items move into it. The path follows the target.
+// Returns whether the target's leaf now has room.
+Result<bool> push_leaf_for_insert(TreeWriter& w, WriteRoot& root, Path& path, const Target& t) {
+  if (root.level == 0) return false;
+  u32 ns = w.nodesize();
+  auto parent = mut_block(w, path.nodes[1]);
+  u32 pslot = path.slots[1];
+  auto leaf = mut_block(w, path.nodes[0]);
+  NodeMut lm(leaf->data, ns);
+  u32 n = lm.nritems();
+  u32 slot = path.slots[0];
+  if (n == 0) return false;
+  auto room = [&]() { return path.nodes[0]->view().leaf_free_space() >= t.need; };
+  if (pslot + 1 < parent->view().nritems()) {
+    FSCTL_TRY_ASSIGN(auto right, read_child(w, parent, pslot + 1));
+    NodeView rv = right->view();
+    u32 right_free = rv.leaf_free_space();
+    u32 want = slot < n ? t.need - std::min(t.need, lm.leaf_free_space()) : t.need;
+    if (right_free >= want) {
+      if (!t.extend && slot == n) {
+        // An append: the new item becomes the right sibling's first one.
+        FSCTL_TRY_ASSIGN(auto rb, cow_block(w, root, right, parent, pslot + 1));
+        path.nodes[0] = rb;
+        path.slots[0] = 0;
+        path.slots[1]++;
+        root.stats.pushes[0]++;
+        return true;
+      }
+      u32 push = count_push_right(lm.view(), lm.leaf_free_space(), right_free, t);
+      if (push > 0) {
+        FSCTL_TRY_ASSIGN(auto rb, cow_block(w, root, right, parent, pslot + 1));
+        NodeMut rm(rb->data, ns);
+        leaf_move_to_right(lm, rm, push);
+        set_ptr_key(w, path, 1, pslot + 1, rm.view().item_key(0));
+        root.stats.pushes[0]++;
+        if (slot >= n - push) {
+          path.nodes[0] = rb;
+          path.slots[0] = slot - (n - push);
+          path.slots[1]++;
+        }
+        if (room()) return true;
+      }
+    }
+  }
+  if (pslot > 0 && path.nodes[0]->bytenr == leaf->bytenr) {
+    FSCTL_TRY_ASSIGN(auto left, read_child(w, parent, pslot - 1));
+    NodeView lv = left->view();
+    u32 left_free = lv.leaf_free_space();
+    u32 want = slot > 0 ? t.need - std::min(t.need, lm.leaf_free_space()) : t.need;
+    if (left_free >= want) {
+      u32 push = count_push_left(lm.view(), lm.leaf_free_space(), left_free, t);
+      if (push > 0) {
+        FSCTL_TRY_ASSIGN(auto lb, cow_block(w, root, left, parent, pslot - 1));
+        NodeMut lbm(lb->data, ns);
+        u32 left_n = lbm.nritems();
+        leaf_move_to_left(lbm, lm, push);
+        set_ptr_key(w, path, 1, pslot, lm.view().item_key(0));
+        root.stats.pushes[0]++;
+        if (slot < push) {
+          path.nodes[0] = lb;
+          path.slots[0] = left_n + slot;
+          path.slots[1]--;
+        } else {
+          path.slots[0] = slot - push;
+        }
+        if (room()) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// A leaf left less than a third full by a deletion is emptied into its
+// siblings under the same parent if it can be (kernel btrfs_del_items):
+// first as many of its first items as the left sibling takes, then all the
+// rest into the right sibling or none. The caller unlinks it when empty.
+Status empty_leaf_into_siblings(TreeWriter& w, WriteRoot& root, Path& path) {
+  u32 ns = w.nodesize();
+  auto parent = mut_block(w, path.nodes[1]);
+  u32 pslot = path.slots[1];
+  auto leaf = mut_block(w, path.nodes[0]);
+  NodeMut lm(leaf->data, ns);
+  bool moved = false;
+  if (pslot > 0) {
+    FSCTL_TRY_ASSIGN(auto left, read_child(w, parent, pslot - 1));
+    NodeView lv = left->view();
+    u32 left_free = lv.leaf_free_space();
+    u32 push = 0, bytes = 0;
+    NodeView v = lm.view();
+    while (push < v.nritems() && bytes + v.item_size(push) + ITEM_SIZE <= left_free) bytes += v.item_size(push++) + ITEM_SIZE;
+    if (push > 0) {
+      FSCTL_TRY_ASSIGN(auto lb, cow_block(w, root, left, parent, pslot - 1));
+      NodeMut lbm(lb->data, ns);
+      leaf_move_to_left(lbm, lm, push);
+      if (lm.nritems() > 0) set_ptr_key(w, path, 1, pslot, lm.view().item_key(0));
+      moved = true;
+    }
+  }
+  u32 n = lm.nritems();
+  if (n > 0 && pslot + 1 < parent->view().nritems()) {
+    FSCTL_TRY_ASSIGN(auto right, read_child(w, parent, pslot + 1));
+    NodeView rv = right->view();
+    if (rv.leaf_free_space() >= lm.view().leaf_space_used(0, n)) {
+      FSCTL_TRY_ASSIGN(auto rb, cow_block(w, root, right, parent, pslot + 1));
+      NodeMut rm(rb->data, ns);
+      leaf_move_to_right(lm, rm, n);
+      set_ptr_key(w, path, 1, pslot + 1, rm.view().item_key(0));
+      moved = true;
+    }
+  }
+  if (lm.nritems() == 0)
+    root.stats.merges[0]++;
+  else if (moved)
+    root.stats.pushes[0]++;
+  return {};
+}
+
+// Key pointers a node with `src` of them gives to a sibling with `dst`
+// (kernel push_node_left with `empty`): as many as the sibling takes up to
+// `limit`, but a node that is not emptied keeps at least 8.
+u32 count_node_push_empty(u32 src, u32 dst, u32 limit) {
+  if (dst >= limit) return 0;
+  u32 push = std::min(src, limit - dst);
+  if (push < src && src - push < 8) {
+    if (push <= 8) return 0;
+    push -= 8;
+  }
+  return push;
+}
+
+// A non-root node on a deletion's path with at most a quarter of its
+// pointers is merged with its siblings under the same parent (kernel
+// balance_level): its pointers go into the left sibling, the right
+// sibling's come into it (the right one is freed when emptied), a node left
+// with one pointer takes some back from the left; a node emptied is
+// unlinked and freed. No node receives beyond node_fill_limit. The path
+// stays valid from level + 1 up.
+Status balance_node(TreeWriter& w, WriteRoot& root, Path& path, int level) {
+  std::size_t l = static_cast<std::size_t>(level);
+  u32 ns = w.nodesize();
+  u32 max = node_max_ptrs(ns);
+  u32 limit = node_fill_limit(ns);
+  auto mid = mut_block(w, path.nodes[l]);
+  NodeMut mm(mid->data, ns);
+  auto parent = mut_block(w, path.nodes[l + 1]);
+  u32 pslot = path.slots[l + 1];
+  u32 n = mm.nritems();
+  if (n > max / 4) return {};
+  // Decide every move from the blocks as they are, then copy the siblings
+  // that change, then move: freeing a sibling's old copy may make the
+  // transaction search a tree (the extent tree), which must then be whole.
+  cache::TreeBlockRef left, right;
+  if (pslot > 0) {
+    FSCTL_TRY_ASSIGN(left, read_child(w, parent, pslot - 1));
+  }
+  if (pslot + 1 < parent->view().nritems()) {
+    FSCTL_TRY_ASSIGN(right, read_child(w, parent, pslot + 1));
+  }
+  u32 ln = left ? left->view().nritems() : 0, rn = right ? right->view().nritems() : 0;
+  u32 to_left = left ? count_node_push_empty(n, ln, limit) : 0;               // mid -> left
+  u32 from_right = right ? count_node_push_empty(rn, n - to_left, limit) : 0;  // right -> mid
+  u32 back = 0, give = 0;  // one pointer left: left -> mid, else mid -> left
+  if (left && n - to_left + from_right == 1) {
+    u32 lnn = ln + to_left;
+    u32 max_push = lnn / 2 + 1;
+    back = lnn >= 4 && max_push < lnn ? std::min(max_push, limit - 1) : 0;
+    give = back == 0 && lnn < limit ? 1 : 0;
+  }
+  if (to_left + from_right + back + give == 0) return {};
+  BlockPtr lb, rb;
+  if (to_left || back || give) {
+    FSCTL_TRY_ASSIGN(lb, cow_block(w, root, left, parent, pslot - 1));
+  }
+  if (from_right) {
+    FSCTL_TRY_ASSIGN(rb, cow_block(w, root, right, parent, pslot + 1));
+  }
+  bool merged = false;
+  if (to_left) {
+    NodeMut lm(lb->data, ns);
+    node_move_to_left(lm, mm, to_left);
+  }
+  if (from_right) {
+    NodeMut rm(rb->data, ns);
+    node_move_to_left(mm, rm, from_right);
+    if (rm.nritems() == 0) {
+      remove_ptr(w, path, level + 1, pslot + 1);
+      FSCTL_TRY(w.free_tree_block(rb->bytenr, root.root_id, static_cast<u8>(level)));
+      merged = true;
+    } else {
+      set_ptr_key(w, path, level + 1, pslot + 1, rm.view().node_key(0));
+    }
+  }
+  if (back || give) {
+    NodeMut lm(lb->data, ns);
+    if (back)
+      node_move_to_right(lm, mm, back);
+    else
+      node_move_to_left(lm, mm, 1);
+  }
+  if (mm.nritems() == 0) {
+    remove_ptr(w, path, level + 1, pslot);
+    FSCTL_TRY(w.free_tree_block(mid->bytenr, root.root_id, static_cast<u8>(level)));
+    merged = true;
+  } else {
+    set_ptr_key(w, path, level + 1, pslot, mm.view().node_key(0));
+  }
+  if (merged)
+    root.stats.merges[l]++;
+  else
+    root.stats.pushes[l]++;
+  return {};
 }
 
 }  // namespace
@@ -211,8 +565,12 @@ Result<bool> search_slot_for_write(TreeWriter& w, WriteRoot& root, const Key& ke
   for (int level = root.level;; --level) {
     std::size_t l = static_cast<std::size_t>(level);
     if (level > 0) {
-      if (ins_len > 0 && path.nodes[l]->view().nritems() >= node_max_ptrs(ns) - 1) {
-        FSCTL_TRY(split_node(w, root, path, level, key));
+      if (ins_len > 0 && path.nodes[l]->view().nritems() >= split_threshold(ns)) {
+        bool pushed = false;
+        if (level != root.level) {
+          FSCTL_TRY_ASSIGN(pushed, push_nodes_for_insert(w, root, path, level, key));
+        }
+        if (!pushed) FSCTL_TRY(split_node(w, root, path, level, key));
       }
       NodeView v = path.nodes[l]->view();
       bool exact = false;
@@ -233,7 +591,10 @@ Result<bool> search_slot_for_write(TreeWriter& w, WriteRoot& root, const Key& ke
         return make_error(Errc::invalid_argument, std::string(exact ? "growing item " : "inserting item ") + key_to_string(key) + " by " +
                                                       std::to_string(ins_len) + " bytes exceeds the leaf size");
       auto leaf = mut_block(w, path.nodes[0]);
-      if (NodeMut(leaf->data, ns).leaf_free_space() < ins_len) FSCTL_TRY(split_leaf(w, root, path, key, ins_len, exact));
+      if (NodeMut(leaf->data, ns).leaf_free_space() < ins_len) {
+        FSCTL_TRY_ASSIGN(bool room, push_leaf_for_insert(w, root, path, Target{path.slots[0], ins_len, exact}));
+        if (!room) FSCTL_TRY(split_leaf(w, root, path, key, ins_len, exact));
+      }
     }
     return exact;
   }
@@ -285,35 +646,52 @@ Status delete_item(TreeWriter& w, WriteRoot& root, Path& path) {
   NodeMut lm(leaf->data, ns);
   u32 slot = path.slots[0];
   lm.leaf_delete(slot);
-  if (lm.nritems() > 0 || root.level == 0) {
-    if (slot == 0 && lm.nritems() > 0) fixup_low_keys(w, path, 0, lm.view().item_key(0));
+  if (root.level == 0) {
     path.release();
     return {};
   }
-  // The leaf is empty: unlink it, and every ancestor that becomes empty.
-  for (int level = 0; level < root.level; ++level) {
+  if (lm.nritems() > 0) {
+    if (slot == 0) fixup_low_keys(w, path, 0, lm.view().item_key(0));
+    // Less than a third full: try to empty it into its siblings.
+    if (lm.view().leaf_space_used(0, lm.nritems()) < leaf_data_size(ns) / 3) FSCTL_TRY(empty_leaf_into_siblings(w, root, path));
+  }
+  if (lm.nritems() == 0) {
+    remove_ptr(w, path, 1, path.slots[1]);
+    FSCTL_TRY(w.free_tree_block(leaf->bytenr, root.root_id, 0));
+  }
+  // Nodes on the path, bottom up: unlink an emptied one, merge a sparse one.
+  for (int level = 1; level < root.level; ++level) {
     std::size_t l = static_cast<std::size_t>(level);
-    auto blk = path.nodes[l];
-    FSCTL_TRY(w.free_tree_block(blk->bytenr, root.root_id, static_cast<u8>(level)));
-    auto parent = mut_block(w, path.nodes[l + 1]);
-    NodeMut pm(parent->data, ns);
-    u32 ps = path.slots[l + 1];
-    pm.node_delete(ps);
-    if (pm.nritems() > 0) {
-      if (ps == 0) fixup_low_keys(w, path, level + 1, pm.view().node_key(0));
-      path.release();
-      return {};
+    auto node = mut_block(w, path.nodes[l]);
+    if (node->view().nritems() == 0) {
+      remove_ptr(w, path, level + 1, path.slots[l + 1]);
+      FSCTL_TRY(w.free_tree_block(node->bytenr, root.root_id, static_cast<u8>(level)));
+      continue;
     }
-    if (level + 1 == root.level) {
-      // The whole tree emptied: the root becomes an empty leaf.
-      FSCTL_TRY(w.free_tree_block(parent->bytenr, root.root_id, root.level));
-      FSCTL_TRY_ASSIGN(auto nl, w.alloc_tree_block(root.root_id, 0));
-      root.bytenr = nl->bytenr;
-      root.level = 0;
-      root.generation = w.transid();
-      path.release();
-      return {};
-    }
+    FSCTL_TRY(balance_node(w, root, path, level));
+  }
+  // The root: a node left without pointers means the tree emptied (it
+  // becomes one empty leaf); a node with one pointer is replaced by its
+  // child, level after level (kernel balance_level's promotion of the
+  // child to a root).
+  auto top = mut_block(w, path.nodes[root.level]);
+  if (top->view().nritems() == 0) {
+    FSCTL_TRY(w.free_tree_block(top->bytenr, root.root_id, root.level));
+    FSCTL_TRY_ASSIGN(auto nl, w.alloc_tree_block(root.root_id, 0));
+    root.bytenr = nl->bytenr;
+    root.level = 0;
+    root.generation = w.transid();
+    root.stats.root_collapses++;
+  }
+  while (root.level > 0 && top->view().nritems() == 1) {
+    FSCTL_TRY_ASSIGN(auto child, read_child(w, top, 0));
+    FSCTL_TRY_ASSIGN(auto cb, cow_block(w, root, child, top, 0));
+    FSCTL_TRY(w.free_tree_block(top->bytenr, root.root_id, root.level));
+    root.bytenr = cb->bytenr;
+    root.level = static_cast<u8>(root.level - 1);
+    root.generation = w.transid();
+    root.stats.root_collapses++;
+    top = cb;
   }
   path.release();
   return {};

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Write side of the B-tree (kernel ctree.c): copy-on-write search, item
-// insertion and deletion with leaf/node splits and removal of emptied blocks.
-// Every block on a modified path is copied once per transaction
-// (DESIGN.md invariant 1); the tree stays valid for the tree checker.
+// insertion and deletion; pushes into siblings before leaf and node splits,
+// merges of sparse leaves and nodes after deletions, removal of emptied
+// blocks, root growth and collapse. Every block changed (on the path or a
+// sibling) is copied once per transaction (DESIGN.md invariant 1); the tree
+// stays valid for the tree checker after every call.
 #pragma once
 #include "lib/ctree/path.h"
 #include "lib/ctree/tree_writer.h"
@@ -11,12 +13,15 @@ namespace fsctl::ctree {
 
 /// Like search_slot, but every block on the path is copied into the
 /// transaction first (or reused if already copied), so the caller may modify
-/// the leaf. With `ins_len` > 0 (item size + item header) nodes that are full
-/// and the leaf that lacks room are split on the way, so an insertion of that
-/// size fits at path.slots[0]; when `key` exists, `ins_len` is how much its
-/// item will grow (resize_item), and the leaf is split so that it can (twice
-/// if needed: the item may end alone in its leaf). Returns true when `key`
-/// exists. Effect: `root` follows a new root block; `path` holds dirty blocks.
+/// the leaf. With `ins_len` > 0 (item size + item header) a node with fewer
+/// than two free pointer slots pushes pointers into a sibling or is split on
+/// the way, and a leaf that lacks room pushes items into its siblings or is
+/// split, so an insertion of that size fits at path.slots[0] (the path may
+/// end in a sibling); when `key` exists, `ins_len` is how much its item will
+/// grow (resize_item), and the leaf is split so that it can (twice if needed:
+/// the item may end alone in its leaf). Returns true when `key` exists.
+/// Effect: `root` follows a new root block; `path` holds dirty blocks;
+/// `root.stats` counts the pushes and splits.
 /// Errors: read errors, Errc::nospc from allocation, Errc::unsupported for a
 /// shared block, Errc::invalid_argument when the insertion or growth cannot
 /// fit any leaf.
@@ -31,9 +36,16 @@ namespace fsctl::ctree {
 /// Inserts `key` with `data`.
 [[nodiscard]] Status insert_item(TreeWriter& w, WriteRoot& root, const format::Key& key, std::span<const u8> data);
 
-/// Deletes the item at `path` (from search_slot_for_write). A leaf left
-/// empty is removed from its parent and freed (up the tree); a changed first
-/// key is propagated to the parents. The path is released afterwards.
+/// Deletes the item at `path` (from search_slot_for_write). A changed first
+/// key is propagated to the parents. A leaf left less than a third full is
+/// emptied into its siblings as far as they take it; a leaf left empty is
+/// removed from its parent and freed. Then every node on the path with at
+/// most a quarter of its pointers is merged with its siblings (emptied nodes
+/// are unlinked and freed), and a root node with one child is replaced by
+/// it. Siblings changed are copied into the transaction. The path is
+/// released afterwards; other paths and RootRefs taken before the call may
+/// be stale (take the root afresh from `root`). Errors: read and allocation
+/// errors (Errc::nospc, Errc::unsupported for a shared sibling).
 [[nodiscard]] Status delete_item(TreeWriter& w, WriteRoot& root, Path& path);
 
 /// Mutable bytes of the item at path.slots[0] of a path from

@@ -96,6 +96,21 @@ class NodeView {
   /// Key at slot for either kind of block.
   [[nodiscard]] Key key(u32 slot) const { return is_leaf() ? item_key(slot) : node_key(slot); }
 
+  /// Free bytes of a leaf: data area minus item headers and item data
+  /// (kernel btrfs_leaf_free_space). REQUIRES: leaf.
+  [[nodiscard]] u32 leaf_free_space() const {
+    u32 n = nritems();
+    u32 low = n ? item_offset(n - 1) : static_cast<u32>(b_.size() - sizeof(Header));
+    return low - n * static_cast<u32>(sizeof(Item));
+  }
+  /// Bytes items [from, to) of a leaf take: their data plus their item
+  /// headers (kernel leaf_space_used). REQUIRES: leaf, from <= to <= nritems.
+  [[nodiscard]] u32 leaf_space_used(u32 from, u32 to) const {
+    if (from >= to) return 0;
+    u32 top = from == 0 ? static_cast<u32>(b_.size() - sizeof(Header)) : item_offset(from - 1);
+    return top - item_offset(to - 1) + (to - from) * static_cast<u32>(sizeof(Item));
+  }
+
  private:
   std::span<const u8> b_;
 };
@@ -109,6 +124,7 @@ class NodeMut {
   NodeMut(std::span<u8> block, u32 nodesize) : b_(block), ns_(nodesize) {}
   [[nodiscard]] Header& header() { return *reinterpret_cast<Header*>(b_.data()); }
   [[nodiscard]] NodeView view() const { return NodeView(b_); }
+  [[nodiscard]] u32 nodesize() const { return ns_; }
   [[nodiscard]] u32 nritems() const { return view().nritems(); }
   void set_nritems(u32 n) { header().nritems.set(n); }
   [[nodiscard]] Item& item(u32 slot) { return reinterpret_cast<Item*>(b_.data() + sizeof(Header))[slot]; }
@@ -119,12 +135,7 @@ class NodeMut {
     return b_.subspan(sizeof(Header) + item(slot).offset.get(), item(slot).size.get());
   }
   /// Free bytes of a leaf: data area minus item headers and item data.
-  [[nodiscard]] u32 leaf_free_space() const {
-    NodeView v = view();
-    u32 n = v.nritems();
-    u32 low = n ? v.item_offset(n - 1) : leaf_data_size(ns_);
-    return low - n * static_cast<u32>(sizeof(Item));
-  }
+  [[nodiscard]] u32 leaf_free_space() const { return view().leaf_free_space(); }
   /// Opens a zeroed item of `size` bytes with `key` at `slot`.
   /// REQUIRES: leaf, slot <= nritems, leaf_free_space() >= size + sizeof(Item).
   void leaf_insert(u32 slot, const Key& key, u32 size);
@@ -144,5 +155,26 @@ class NodeMut {
   std::span<u8> b_;
   u32 ns_;
 };
+
+// Moves between two sibling blocks (kernel ctree.c __push_leaf_left,
+// __push_leaf_right, push_node_left, balance_node_right): `left` holds the
+// smaller keys. Item data stays packed from the end of each leaf in slot
+// order, so every moved or remaining item gets a new offset. Keys and
+// headers of the blocks are not checked; the callers keep key order (the
+// blocks are neighbours) and fix the parent's keys.
+
+/// Moves the first `count` items of leaf `right` to the end of leaf `left`.
+/// REQUIRES: both leaves of this nodesize, count <= right's nritems, and
+/// left.leaf_free_space() >= right.view().leaf_space_used(0, count).
+void leaf_move_to_left(NodeMut& left, NodeMut& right, u32 count);
+/// Moves the last `count` items of leaf `left` to the start of leaf `right`.
+/// REQUIRES: count <= left's nritems, right.leaf_free_space() >= the bytes moved.
+void leaf_move_to_right(NodeMut& left, NodeMut& right, u32 count);
+/// Moves the first `count` key pointers of node `right` to the end of `left`.
+/// REQUIRES: count <= right's nritems, left's nritems + count <= node_max_ptrs.
+void node_move_to_left(NodeMut& left, NodeMut& right, u32 count);
+/// Moves the last `count` key pointers of node `left` to the start of `right`.
+/// REQUIRES: count <= left's nritems, right's nritems + count <= node_max_ptrs.
+void node_move_to_right(NodeMut& left, NodeMut& right, u32 count);
 
 }  // namespace fsctl::format

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Primitive edits of a leaf or node in memory. Leaf item data is packed from
-// the end of the block backward in slot order (item 0 highest), so inserting
-// or deleting moves the data of the later items and their offsets.
+// Primitive edits of a leaf or node in memory, and moves of items or key
+// pointers between two siblings (the copy part of kernel ctree.c's pushes).
+// Leaf item data is packed from the end of the block backward in slot order
+// (item 0 highest), so inserting, deleting or moving items moves the data of
+// the later items and their offsets.
 #include <cstring>
 
 #include "lib/format/node_layout.h"
@@ -85,6 +87,84 @@ void NodeMut::set_key(u32 slot, const Key& key) {
     item(slot).key.set(key);
   else
     key_ptr(slot).key.set(key);
+}
+
+}  // namespace fsctl::format
+
+namespace fsctl::format {
+
+// Item data of a leaf lies in [item_offset(n - 1), leaf_data_size): item 0
+// at the top. A block of items [a, b) occupies [item_offset(b - 1),
+// a ? item_offset(a - 1) : leaf_data_size).
+
+void leaf_move_to_left(NodeMut& left, NodeMut& right, u32 count) {
+  if (count == 0) return;
+  u32 data_size = leaf_data_size(left.nodesize());
+  u32 nl = left.nritems(), nr = right.nritems();
+  u32 left_end = nl ? left.item(nl - 1).offset.get() : data_size;  // lowest data byte of left
+  u32 moved_low = right.item(count - 1).offset.get();
+  u32 moved = data_size - moved_low;  // data bytes of right's items [0, count)
+  // Data: right [moved_low, data_size) -> left [left_end - moved, left_end).
+  std::memcpy(left.leaf_data() + left_end - moved, right.leaf_data() + moved_low, moved);
+  u32 shift = data_size - left_end;  // every moved offset goes down by this
+  for (u32 i = 0; i < count; ++i) {
+    Item& it = left.item(nl + i);
+    it = right.item(i);
+    it.offset.set(it.offset.get() - shift);
+  }
+  left.set_nritems(nl + count);
+  // Right: the remaining items' data moves up to the end of the block.
+  if (count < nr) {
+    u32 low = right.item(nr - 1).offset.get();
+    std::memmove(right.leaf_data() + low + moved, right.leaf_data() + low, moved_low - low);
+    for (u32 i = count; i < nr; ++i) right.item(i).offset.set(right.item(i).offset.get() + moved);
+    std::memmove(&right.item(0), &right.item(count), (nr - count) * sizeof(Item));
+  }
+  right.set_nritems(nr - count);
+}
+
+void leaf_move_to_right(NodeMut& left, NodeMut& right, u32 count) {
+  if (count == 0) return;
+  u32 data_size = leaf_data_size(left.nodesize());
+  u32 nl = left.nritems(), nr = right.nritems();
+  u32 first = nl - count;  // first moved slot of left
+  u32 top = first ? left.item(first - 1).offset.get() : data_size;
+  u32 low = left.item(nl - 1).offset.get();
+  u32 moved = top - low;
+  // Right: its items' data moves down by `moved`, headers up by `count`.
+  if (nr) {
+    u32 rlow = right.item(nr - 1).offset.get();
+    std::memmove(right.leaf_data() + rlow - moved, right.leaf_data() + rlow, data_size - rlow);
+    for (u32 i = 0; i < nr; ++i) right.item(i).offset.set(right.item(i).offset.get() - moved);
+    std::memmove(&right.item(count), &right.item(0), nr * sizeof(Item));
+  }
+  std::memcpy(right.leaf_data() + data_size - moved, left.leaf_data() + low, moved);
+  u32 shift = data_size - top;  // every moved offset goes up by this
+  for (u32 i = 0; i < count; ++i) {
+    Item& it = right.item(i);
+    it = left.item(first + i);
+    it.offset.set(it.offset.get() + shift);
+  }
+  right.set_nritems(nr + count);
+  left.set_nritems(first);
+}
+
+void node_move_to_left(NodeMut& left, NodeMut& right, u32 count) {
+  if (count == 0) return;
+  u32 nl = left.nritems(), nr = right.nritems();
+  std::memcpy(&left.key_ptr(nl), &right.key_ptr(0), count * sizeof(KeyPtr));
+  if (count < nr) std::memmove(&right.key_ptr(0), &right.key_ptr(count), (nr - count) * sizeof(KeyPtr));
+  left.set_nritems(nl + count);
+  right.set_nritems(nr - count);
+}
+
+void node_move_to_right(NodeMut& left, NodeMut& right, u32 count) {
+  if (count == 0) return;
+  u32 nl = left.nritems(), nr = right.nritems();
+  if (nr) std::memmove(&right.key_ptr(count), &right.key_ptr(0), nr * sizeof(KeyPtr));
+  std::memcpy(&right.key_ptr(0), &left.key_ptr(nl - count), count * sizeof(KeyPtr));
+  left.set_nritems(nl - count);
+  right.set_nritems(nr + count);
 }
 
 }  // namespace fsctl::format

@@ -67,9 +67,10 @@ Status insert_extent(Ctx& c, u64 start, u64 len) {
 
 // Extent form.
 Status extent_mark(Ctx& c, u64 a, u64 n, bool now_free) {
-  auto r = c.root.ref();
+  // Every search takes the root afresh: a deletion may have merged blocks
+  // or collapsed the root.
   if (!now_free) {
-    FSCTL_TRY_ASSIGN(auto k, item_at_or_before(c.t, r, Key{a, KeyType::FREE_SPACE_EXTENT, ~0ULL}));
+    FSCTL_TRY_ASSIGN(auto k, item_at_or_before(c.t, c.root.ref(), Key{a, KeyType::FREE_SPACE_EXTENT, ~0ULL}));
     if (!k || k->type != KeyType::FREE_SPACE_EXTENT || k->objectid > a || k->objectid + k->offset < a + n)
       return make_error(Errc::corrupt, "free space tree does not list [" + std::to_string(a) + ", +" + std::to_string(n) +
                                            ") as free in block group " + std::to_string(c.bg.start));
@@ -89,7 +90,7 @@ Status extent_mark(Ctx& c, u64 a, u64 n, bool now_free) {
   u64 s = a, e = a + n;
   s64 merged = 0;
   if (a > c.bg.start) {
-    FSCTL_TRY_ASSIGN(auto left, item_at_or_before(c.t, r, Key{a - 1, KeyType::FREE_SPACE_EXTENT, ~0ULL}));
+    FSCTL_TRY_ASSIGN(auto left, item_at_or_before(c.t, c.root.ref(), Key{a - 1, KeyType::FREE_SPACE_EXTENT, ~0ULL}));
     if (left && left->type == KeyType::FREE_SPACE_EXTENT && left->objectid >= c.bg.start) {
       if (left->objectid + left->offset > a)
         return make_error(Errc::corrupt, "free space extent " + key_to_string(*left) + " overlaps a block being freed at " + std::to_string(a));
@@ -101,7 +102,7 @@ Status extent_mark(Ctx& c, u64 a, u64 n, bool now_free) {
     }
   }
   if (e < c.bg.start + c.bg.length) {
-    FSCTL_TRY_ASSIGN(auto right, item_at_or_after(c.t, r, Key{e, KeyType::FREE_SPACE_EXTENT, 0}));
+    FSCTL_TRY_ASSIGN(auto right, item_at_or_after(c.t, c.root.ref(), Key{e, KeyType::FREE_SPACE_EXTENT, 0}));
     if (right && right->type == KeyType::FREE_SPACE_EXTENT && right->objectid == e) {
       e = right->objectid + right->offset;
       FSCTL_TRY(delete_key(c, *right));

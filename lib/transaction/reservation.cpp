@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Reservation made before a transaction's first write (DESIGN.md invariant
 // 4): an upper bound of the metadata blocks an operation and its commit may
-// allocate, from the shapes of the trees it touches.
+// allocate, from the shapes of the trees it touches — or, for changes
+// planned key by key (reservation.h), from a replay of them on a shadow of
+// their tree, with the commit's trees bounded from its count.
+#include "lib/transaction/reservation.h"
+
 #include <algorithm>
 
 #include "lib/format/items.h"
@@ -22,36 +26,81 @@ struct TreeShape {
 
 u64 ceil_div(u64 a, u64 b) { return (a + b - 1) / b; }
 
-// Upper bound of the blocks one tree allocates for `k` item changes of which
-// `ins` insert (or grow) items, `large` of them by more than half a leaf:
-// every block on the k paths copied once (at most all blocks of a level);
-// one new leaf per insertion (two for a large one: the double split), and
-// one for a tree emptied by deletions; node splits: a node splits when it
-// reaches node_max_ptrs - 1, so only nodes within `add` of that can split
-// at once, and a split half needs max/2 - 1 more pointers before it splits
-// again; growth above the root adds one block per level.
-u64 tree_bound(const TreeShape& s, u64 k, u64 ins, u64 large, bool deletes, u32 max_ptrs) {
+// What changes in one tree, as counts.
+struct TreeChanges {
+  u64 paths = 0;       // searches that copy a path (every change)
+  u64 siblings = 0;    // of them, insertions (pushes into siblings) and deletions (merges with siblings)
+  u64 inserts = 0;     // insertion or growth searches (the only ones that split)
+  u64 new_leaves = 0;  // bound of the leaves allocated (splits, an emptied tree's new root leaf)
+};
+
+// Upper bound of the blocks one tree allocates for `c` (lib/ctree/write.cpp):
+//  - copies: per level, the block on each change's path plus, for an
+//    insertion (pushes into a leaf's two siblings, a node's one) or a
+//    deletion (merges with both siblings, the child a collapsing root
+//    promotes), two siblings; never more blocks than the level has, each
+//    is copied once per transaction;
+//  - new leaves: c.new_leaves;
+//  - node splits at a level fed `add` new pointers by the splits below: a
+//    node splits when an insertion passes it at node_max_ptrs - 1 pointers;
+//    pushes and merges never leave a node above a quarter node below that,
+//    and a split leaves halves below it too, so apart from nodes already
+//    within `add` of the threshold a node needs a quarter node of new
+//    pointers per split; and one insertion splits at most one node per level;
+//  - a new root above a split root, level after level.
+u64 tree_bound(const TreeShape& s, const TreeChanges& c, u32 max_ptrs) {
+  u64 cow = c.paths + 2 * c.siblings;
   u64 blocks = 0;
-  for (u64 n : s.blocks) blocks += std::min(n, k);
-  u64 add = ins + large + (deletes ? 1 : 0);
-  blocks += add;
-  u64 half = max_ptrs / 2 - 1;
-  for (std::size_t l = 1; add > 0 && l < static_cast<std::size_t>(MAX_LEVEL); ++l) {
+  for (u64 n : s.blocks) blocks += std::min(n, cow);
+  blocks += c.new_leaves;
+  u64 add = c.new_leaves;
+  u64 quarter = std::max<u32>(max_ptrs / 4, 1);
+  for (std::size_t l = 1; l < static_cast<std::size_t>(MAX_LEVEL) && c.inserts > 0; ++l) {
     u64 splits;
     if (l < s.height) {
       u64 near = 0;
       for (u32 p : s.node_fill[l])
         if (p + add >= max_ptrs - 1) ++near;
-      splits = std::min(near, k) + ceil_div(add, half);
+      splits = std::min(c.inserts, std::min(near, cow) + ceil_div(add, quarter));
     } else {
+      if (add == 0) break;
       blocks += 1;  // a new root above the split one
       u64 ptrs = add + 1;
-      splits = ptrs >= max_ptrs - 1 ? ceil_div(ptrs, half) : 0;
+      splits = ptrs >= max_ptrs - 1 ? std::min(c.inserts, ceil_div(ptrs, quarter)) : 0;
     }
     blocks += splits;
     add = splits;
   }
   return blocks;
+}
+
+// Counts of an operation described by a Reservation, for one of its trees.
+TreeChanges changes_of(const Reservation& r) {
+  TreeChanges c;
+  c.paths = r.items_inserted + r.items_updated + r.items_deleted;
+  c.siblings = r.items_inserted + r.items_deleted;
+  c.inserts = r.items_inserted;
+  // One split per insertion, two for a large one (the double split); one
+  // new root leaf for a tree emptied by deletions.
+  c.new_leaves = r.items_inserted + r.items_large + (r.items_deleted ? 1 : 0);
+  return c;
+}
+
+// A commit's tree changed by `inserts` insertions of small items of
+// `item_bytes` (header included), `deletes` deletions and `updates` in-place
+// updates, each a search. Leaves: small items split by count leave halves
+// about half full, so a leaf splits about once per half a leaf of inserted
+// bytes, plus once per level; a merge may fill a sibling so that it splits
+// at the next insertion, so add one per possible merge (at most one per
+// deletion and per leaf); never more than one per insertion.
+TreeChanges commit_changes(const TreeShape& s, u64 inserts, u64 item_bytes, u64 deletes, u64 updates, u64 data) {
+  TreeChanges c;
+  c.paths = inserts + deletes + updates;
+  c.siblings = inserts + deletes;
+  c.inserts = inserts;
+  u64 merges = std::min(deletes, s.blocks[0]);
+  c.new_leaves = std::min(inserts, ceil_div(2 * inserts * item_bytes, data) + s.height + merges);
+  return c;
 }
 
 // Shape of the tree at `root` (its nodes are read, its leaves are not);
@@ -102,12 +151,13 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
       ref = fs_.find_root(id);
     return shape_of(*this, ref);
   };
-  u64 k = r.items_inserted + r.items_updated + r.items_deleted;
   // The touched trees.
   u64 touched = 0;
+  u64 created = 0;  // trees that do not exist yet: their ROOT_ITEM is inserted
   for (u64 id : r.trees) {
+    if (!roots_.count(id) && !fs_.find_root(id)) created++;
     FSCTL_TRY_ASSIGN(auto s, shape(id));
-    touched += tree_bound(s, k, r.items_inserted, r.items_large, r.items_deleted > 0, max_ptrs);
+    touched += tree_bound(s, changes_of(r), max_ptrs);
   }
   touched += r.extra_blocks + r.extra_blocks / 4;
   // The commit's trees (its fixed point): every new block adds an extent
@@ -132,19 +182,19 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
   for (int round = 0; round < 8; ++round) {
     u64 x = touched + commit;  // blocks allocated (each may also free the block it copies)
     // Extent tree: x inserts of a skinny METADATA_ITEM with one inline ref
-    // (item header + 33 bytes), x drops, one update per block group. Small
-    // items split by count leave halves at least about half full, so a leaf
-    // splits once per half a leaf of inserted bytes, plus one per level.
-    u64 ext_ins_bytes = x * (sizeof(Item) + 33);
-    u64 c = tree_bound(ext, 2 * x + nbgs, ceil_div(2 * ext_ins_bytes, data) + ext.height, 0, true, max_ptrs);
-    // Free space tree: each allocation or free rewrites at most two
-    // FREE_SPACE_EXTENT items (empty, header only) and the block group's info.
-    u64 fst_ins_bytes = 2 * 2 * x * sizeof(Item);
-    c += tree_bound(fst, 2 * x + nbgs, ceil_div(2 * fst_ins_bytes, data) + fst.height, 0, true, max_ptrs);
-    // Root tree: one ROOT_ITEM per changed tree (items updated in place).
-    c += tree_bound(rt, r.trees.size() + 4, 0, 0, false, max_ptrs);
-    if (bgt) c += tree_bound(*bgt, nbgs, 0, 0, false, max_ptrs);
-    if (quota) c += tree_bound(*quota, 1, 0, 0, false, max_ptrs);
+    // (item header + 33 bytes), x drops, one update per block group (when
+    // their items live there).
+    u64 c = tree_bound(ext, commit_changes(ext, x, sizeof(Item) + 33, x, nbgs, data), max_ptrs);
+    // Free space tree: each of the x allocations and x frees deletes up to
+    // two FREE_SPACE_EXTENT items (header only), inserts up to two and
+    // updates the block group's FREE_SPACE_INFO.
+    c += tree_bound(fst, commit_changes(fst, 4 * x, sizeof(Item), 4 * x, 2 * x + nbgs, data), max_ptrs);
+    // Root tree: one ROOT_ITEM per changed tree, updated in place, and one
+    // inserted per tree the operation creates.
+    TreeChanges root_items = commit_changes(rt, created, sizeof(Item) + sizeof(RootItem), 0, r.trees.size() + 4, data);
+    c += tree_bound(rt, root_items, max_ptrs);
+    if (bgt) c += tree_bound(*bgt, commit_changes(*bgt, 0, 0, 0, nbgs, data), max_ptrs);
+    if (quota) c += tree_bound(*quota, commit_changes(*quota, 0, 0, 0, 1, data), max_ptrs);
     if (c == commit) break;
     commit = c;
   }
@@ -155,17 +205,21 @@ Result<u64> Transaction::reserve(const Reservation& r) {
   FSCTL_TRY(load_space());
   u32 ns = nodesize();
   // Per changed item: a copied path of the touched tree (its height, at most
-  // MAX_LEVEL) and, for insertions, one split per level. Every new block
+  // MAX_LEVEL) and, for insertions and deletions, splits and siblings
+  // changed by pushes and merges. Every new block
   // also changes the extent tree and the free space tree (one leaf path each,
   // amortized: one path per 16 blocks) — the commit's fixed point.
   // Without the trees named: the tallest tree's height per item.
   u64 height = 0;
   for (auto& e : fs_.root_entries()) height = std::max<u64>(height, e.item.level + 1u);
   height = std::max<u64>(height, fs_.super().root_level + 1u);
+  // An update copies a path; an insertion also splits a node per level and
+  // a leaf twice at most, and pushes into a sibling per level (two at the
+  // leaves); a deletion copies up to two siblings per level for merges.
   u64 per_update = height;
-  u64 per_insert = 2 * height;
-  u64 blocks = r.items_updated * per_update + r.items_inserted * per_insert + r.items_deleted * per_update;
-  blocks = std::min<u64>(blocks, (r.items_updated + r.items_inserted + r.items_deleted) * per_insert);
+  u64 per_insert = 3 * height + 2;
+  u64 per_delete = 3 * height;
+  u64 blocks = r.items_updated * per_update + r.items_inserted * per_insert + r.items_deleted * per_delete;
   u64 cow_roots = 3 * height * r.trees_touched;  // root tree + extent tree + free space tree paths
   blocks += cow_roots + blocks / 8 + 4 + r.extra_blocks + r.extra_blocks / 4;
   if (!r.trees.empty()) {
@@ -181,6 +235,35 @@ Result<u64> Transaction::reserve(const Reservation& r) {
                                        std::to_string(avail) + " free in metadata block groups (nothing was written)");
   reserved_ = want;
   return want;
+}
+
+Result<u64> reserve_planned(Transaction& t, Reservation r, const std::vector<PlannedTree>& plans,
+                            std::vector<ctree::PlanCount>* counted) {
+  u32 ns = t.nodesize();
+  // No reservation can exceed the space the filesystem has left (device
+  // bytes minus bytes used: more than any metadata profile can get from it),
+  // so a replay that gets there stops: ENOSPC.
+  const SuperBlock& sb = t.fs().super();
+  u64 free_bytes = sb.total_bytes.get() - std::min(sb.total_bytes.get(), sb.bytes_used.get());
+  u64 limit = free_bytes / ns + 1;
+  u64 planned = 0;
+  for (const auto& p : plans) {
+    std::optional<ctree::RootRef> ref;  // none: the operation creates the tree
+    auto wr = t.root(p.tree);
+    if (wr)
+      ref = (*wr)->ref();
+    else if (wr.error().code != Errc::not_found)
+      return make_error(wr.error());
+    FSCTL_TRY_ASSIGN(auto n, ctree::count_planned_blocks(t, p.tree, ref, t.transid(), p.changes, limit));
+    if (counted) counted->push_back(n);
+    if (n.capped)
+      return make_error(Errc::nospc, "not enough metadata space: the planned changes of tree " + std::to_string(p.tree) +
+                                         " allocate more than " + std::to_string(limit * ns) + " bytes, the free space of the filesystem (nothing was written)");
+    planned += n.blocks;
+    if (std::find(r.trees.begin(), r.trees.end(), p.tree) == r.trees.end()) r.trees.push_back(p.tree);
+  }
+  r.extra_blocks += planned;
+  return t.reserve(r);
 }
 
 }  // namespace fsctl::transaction

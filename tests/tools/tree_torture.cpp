@@ -5,7 +5,14 @@
 // scratch tree (insert, delete, delete a run, grow/shrink, update in place,
 // COW-only search), keeps a model std::map<Key, bytes>, and after every
 // commit re-reads the scratch tree through the read side on a fresh FsInfo
-// and compares it with the model item by item.
+// and compares it with the model item by item. Each transaction's operations
+// (keys and sizes) are planned before it starts and reserved for: by
+// default by replaying the plan on a shadow of the tree
+// (transaction::reserve_planned; the replay must then do exactly what the
+// real run does), with `--reserve counts` from their numbers only. Used
+// bytes above the reservation fail the run ("RESERVATION EXCEEDED"). It
+// prints per transaction the reservation, the use and the write code's
+// pushes, merges and splits, and at the end their totals ("balance:").
 //
 // The scratch tree: objectid 200 (SCRATCH_TREE_DEFAULT), items of key types
 // 2 and 9. Why btrfs check (progs 6.2, check/main.c) accepts it whatever it
@@ -34,6 +41,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +49,7 @@
 #include "lib/ctree/write.h"
 #include "lib/fs/fs_info.h"
 #include "lib/io/fault_device.h"
+#include "lib/transaction/reservation.h"
 #include "lib/transaction/transaction.h"
 
 using namespace fsctl;
@@ -79,6 +88,8 @@ struct Options {
   std::string snapshots;
   std::string dump;
   bool quiet = false;
+  bool reserve_counts = false;  // --reserve counts: Reservation counts instead of the planned replay
+  std::string sizes = "mixed";  // item sizes: mixed or large
 };
 
 enum class Op { insert, del, del_run, grow, shrink, update, search };
@@ -239,6 +250,47 @@ void fill_random(Rng& rng, std::span<u8> d) {
   for (auto& c : d) c = static_cast<u8>(rng.next());
 }
 
+// Item sizes by key: what planning needs of the model.
+using Sizes = std::map<Key, u32>;
+
+// One planned operation; a run of deletions is planned as single ones.
+struct Planned {
+  Op op;
+  Key key;
+  u32 size = 0;  // insert: item size; grow/shrink: new size
+};
+
+// Counters of what the write code did to the scratch tree over the run.
+struct Totals {
+  ctree::WriteStats s;
+  void add(const ctree::WriteStats& t) {
+    for (int l = 0; l < MAX_LEVEL; ++l) {
+      s.splits[l] += t.splits[l];
+      s.pushes[l] += t.pushes[l];
+      s.merges[l] += t.merges[l];
+    }
+    s.root_grows += t.root_grows;
+    s.root_collapses += t.root_collapses;
+  }
+};
+u64 node_sum(const std::array<u64, MAX_LEVEL>& a) {
+  u64 n = 0;
+  for (int l = 1; l < MAX_LEVEL; ++l) n += a[l];
+  return n;
+}
+std::string stats_str(const ctree::WriteStats& s) {
+  char b[200];
+  std::snprintf(b, sizeof b, "leaf push/merge/split %" PRIu64 "/%" PRIu64 "/%" PRIu64 " node push/merge/split %" PRIu64 "/%" PRIu64
+                "/%" PRIu64 " root grow/collapse %" PRIu64 "/%" PRIu64,
+                s.pushes[0], s.merges[0], s.splits[0], node_sum(s.pushes), node_sum(s.merges), node_sum(s.splits), s.root_grows,
+                s.root_collapses);
+  return b;
+}
+bool same_stats(const ctree::WriteStats& a, const ctree::WriteStats& b) {
+  return a.splits == b.splits && a.pushes == b.pushes && a.merges == b.merges && a.root_grows == b.root_grows &&
+         a.root_collapses == b.root_collapses;
+}
+
 struct Runner {
   Options opt;
   Rng rng;
@@ -247,18 +299,20 @@ struct Runner {
   u32 max_item = 0;
   // Counters over the run.
   u64 n_ins = 0, n_del = 0, n_grow = 0, n_shrink = 0, n_upd = 0, n_search = 0, leaves_emptied = 0, max_height = 0;
+  u64 height = 0, height_drops = 0;  // height after the last commit; commits that lowered it
+  Totals totals;
 
-  Key random_key() {
+  Key random_key(const Sizes& m) {
     // New keys: mostly random, some after the last or before the first key
     // (appends split at the end of the rightmost leaf, prepends change the
     // first key of every node on the leftmost path).
     u64 mode = rng.below(100);
-    if (!model.empty() && mode < 12) {
-      Key k = std::prev(model.end())->first;
+    if (!m.empty() && mode < 12) {
+      Key k = std::prev(m.end())->first;
       return Key{k.objectid + rng.range(1, 3), rng.chance(50) ? TYPE_A : TYPE_B, rng.below(1000)};
     }
-    if (!model.empty() && mode < 22) {
-      Key k = model.begin()->first;
+    if (!m.empty() && mode < 22) {
+      Key k = m.begin()->first;
       if (k.objectid > 4) return Key{k.objectid - rng.range(1, 3), rng.chance(50) ? TYPE_A : TYPE_B, rng.below(1000)};
     }
     return Key{(1ULL << 32) + rng.below(1ULL << 24), rng.chance(50) ? TYPE_A : TYPE_B, rng.below(4)};
@@ -266,80 +320,152 @@ struct Runner {
 
   u32 random_size() {
     u64 x = rng.below(100);
+    if (opt.sizes == "large") {
+      // A fifth to a third of a leaf mostly: few items per leaf, so many
+      // leaves (and node pushes and merges) from few items even at 16K.
+      u32 data = leaf_data_size(nodesize);
+      if (x < 70) return static_cast<u32>(rng.range(data / 5, data / 3));
+      if (x < 90) return static_cast<u32>(rng.range(0, 300));
+      return static_cast<u32>(rng.range(max_item - 64, max_item));
+    }
     if (x < 60) return static_cast<u32>(rng.range(0, 300));
     if (x < 78) return static_cast<u32>(rng.range(0, 16));
     if (x < 93) return static_cast<u32>(rng.range(300, std::min<u64>(1500, max_item)));
     return static_cast<u32>(rng.range(max_item - 64, max_item));  // near the maximum item size
   }
 
-  // An existing key, roughly uniform; model must not be empty.
-  Model::iterator random_existing() {
+  // An existing key, roughly uniform; `m` must not be empty.
+  Sizes::iterator random_existing(Sizes& m) {
     Key probe{(1ULL << 32) + rng.below(1ULL << 24), 0, 0};
     if (rng.chance(20)) probe = Key{rng.below(1ULL << 33), 0, 0};
-    auto it = model.lower_bound(probe);
-    if (it == model.end()) it = model.begin();
+    auto it = m.lower_bound(probe);
+    if (it == m.end()) it = m.begin();
     return it;
+  }
+
+  // The transaction's operations, keys and sizes included, decided against
+  // the model before anything happens: the reservation sees them all.
+  std::vector<Planned> plan_transaction(const Weights& w) {
+    Sizes sim;
+    for (auto& [k, v] : model) sim.emplace_hint(sim.end(), k, static_cast<u32>(v.size()));
+    std::vector<Planned> plan;
+    for (u64 i = 0; i < opt.ops; ++i) {
+      Op op = pick_op(rng, w);
+      if (sim.empty() && op != Op::insert && op != Op::search) op = Op::insert;
+      switch (op) {
+        case Op::insert: {
+          Key k = random_key(sim);
+          while (sim.count(k)) k = random_key(sim);
+          u32 size = random_size();
+          sim[k] = size;
+          plan.push_back({Op::insert, k, size});
+          break;
+        }
+        case Op::del:
+        case Op::del_run: {
+          u32 run = op == Op::del ? 1 : static_cast<u32>(rng.range(2, w.del_run >= 10 ? 64 : 8));
+          auto it = random_existing(sim);
+          for (u32 j = 0; j < run && it != sim.end(); ++j) {
+            plan.push_back({Op::del, it->first, 0});
+            it = sim.erase(it);
+          }
+          break;
+        }
+        case Op::grow:
+        case Op::shrink: {
+          auto it = random_existing(sim);
+          u32 old = it->second;
+          u32 size;
+          if (op == Op::grow) {
+            if (old >= max_item) break;
+            size = rng.chance(10) ? static_cast<u32>(rng.range(std::max(old + 1, max_item - 64), max_item))
+                                  : static_cast<u32>(std::min<u64>(max_item, old + rng.range(1, 300)));
+          } else {
+            size = static_cast<u32>(rng.below(old + 1));
+          }
+          it->second = size;
+          plan.push_back({op, it->first, size});
+          break;
+        }
+        case Op::update:
+          plan.push_back({Op::update, random_existing(sim)->first, 0});
+          break;
+        case Op::search:
+          plan.push_back({Op::search, random_key(sim), 0});
+          break;
+      }
+    }
+    return plan;
+  }
+
+  // The reservation of the plan: the planned changes replayed on a shadow
+  // of the tree (transaction::reserve_planned), or with `--reserve counts`
+  // only their numbers (Transaction::reserve's per-change bound).
+  u64 reserve(transaction::Transaction& t, const std::vector<Planned>& plan, std::optional<ctree::PlanCount>& counted) {
+    if (opt.reserve_counts) {
+      transaction::Reservation r;
+      for (const auto& p : plan) {
+        switch (p.op) {
+          case Op::insert:
+            r.items_inserted++;
+            if (p.size + sizeof(Item) > leaf_data_size(nodesize) / 2) r.items_large++;
+            break;
+          case Op::grow:  // a growing item may need two splits whatever the growth
+            r.items_inserted++;
+            r.items_large++;
+            break;
+          case Op::del:
+          case Op::del_run:
+            r.items_deleted++;
+            break;
+          case Op::shrink:
+          case Op::update:
+          case Op::search:
+            r.items_updated++;
+            break;
+        }
+      }
+      r.trees = {opt.tree};
+      return must(t.reserve(r), "reserving");
+    }
+    transaction::PlannedTree pt{opt.tree, {}};
+    using Kind = ctree::PlannedChange::Kind;
+    for (const auto& p : plan) {
+      Kind kind = p.op == Op::insert                        ? Kind::insert
+                  : p.op == Op::del || p.op == Op::del_run  ? Kind::erase
+                  : p.op == Op::grow || p.op == Op::shrink  ? Kind::resize
+                                                            : Kind::update;
+      pt.changes.push_back({kind, p.key, p.size});
+    }
+    std::vector<ctree::PlanCount> c;
+    u64 reserved = must(transaction::reserve_planned(t, transaction::Reservation{}, {pt}, &c), "reserving");
+    counted = c.at(0);
+    return reserved;
   }
 
   void run_transaction(fs::FsInfo& fs, u64 index) {
     Weights w = weights_of(opt.mix);
     if (opt.mix == "phases") {
       // Grow for a while, then shrink hard, then churn: splits at every
-      // level, then leaves and nodes emptied and unlinked.
+      // level, then leaves and nodes emptied, merged and unlinked.
       static const char* const cycle[] = {"grow", "grow", "grow", "mixed", "shrink", "churn"};
       w = weights_of(cycle[index % 6]);
     }
-    struct Planned {
-      Op op;
-      u32 run;   // items of a del_run
-      u32 size;  // of an insert
-    };
-    std::vector<Planned> plan;
-    transaction::Reservation r;
-    for (u64 i = 0; i < opt.ops; ++i) {
-      Planned p{pick_op(rng, w), 1, 0};
-      if (p.op == Op::del_run) p.run = static_cast<u32>(rng.range(2, w.del_run >= 10 ? 64 : 8));
-      if (p.op == Op::insert) p.size = random_size();
-      // An insertion of at most half a leaf always fits one split (one side
-      // of the cut at its slot has at most half the items); a growing item
-      // may need two whatever the growth.
-      switch (p.op) {
-        case Op::insert:
-          r.items_inserted++;
-          if (p.size + sizeof(Item) > leaf_data_size(nodesize) / 2) r.items_large++;
-          break;
-        case Op::grow:
-          r.items_inserted++;
-          r.items_large++;
-          break;
-        case Op::del:
-        case Op::del_run:
-          r.items_deleted += p.run;
-          break;
-        case Op::shrink:
-        case Op::update:
-        case Op::search:
-          r.items_updated++;
-          break;
-      }
-      plan.push_back(p);
-    }
-    r.trees = {opt.tree};
+    std::vector<Planned> plan = plan_transaction(w);
     auto t = must(transaction::Transaction::start(fs), "starting a transaction");
-    u64 reserved = must(t->reserve(r), "reserving");
+    std::optional<ctree::PlanCount> counted;
+    u64 reserved = reserve(*t, plan, counted);
     ctree::WriteRoot* root = nullptr;
     if (fs.find_root(opt.tree))
       root = must(t->root(opt.tree), "opening the scratch tree");
     else
       root = must(t->create_tree(opt.tree), "creating the scratch tree");
+    ctree::WriteStats before = root->stats;
     u64 txn_emptied = 0;
-    for (auto& p : plan) {
-      Op op = p.op;
-      if (model.empty() && op != Op::insert && op != Op::search) op = Op::insert;
-      switch (op) {
+    for (const auto& p : plan) {
+      Key k = p.key;
+      switch (p.op) {
         case Op::insert: {
-          Key k = random_key();
-          while (model.count(k)) k = random_key();
           u32 size = p.size;
           std::vector<u8> data(size);
           fill_random(rng, data);
@@ -354,34 +480,21 @@ struct Runner {
         }
         case Op::del:
         case Op::del_run: {
-          auto it = random_existing();
-          Key k = it->first;
-          for (u32 i = 0; i < p.run && !model.empty(); ++i) {
-            ctree::Path path;
-            bool exact = must(ctree::search_slot_for_write(*t, *root, k, 0, path), "searching " + key_str(k) + " to delete");
-            if (!exact) die("delete", Error{Errc::corrupt, 0, "key " + key_str(k) + " of the model is not in the tree"});
-            if (path.leaf_view().nritems() == 1 && root->level > 0) txn_emptied++;
-            must(ctree::delete_item(*t, *root, path), "deleting " + key_str(k));
-            auto next = model.erase(model.find(k));
-            n_del++;
-            if (next == model.end()) break;
-            k = next->first;
-          }
+          ctree::Path path;
+          bool exact = must(ctree::search_slot_for_write(*t, *root, k, 0, path), "searching " + key_str(k) + " to delete");
+          if (!exact) die("delete", Error{Errc::corrupt, 0, "key " + key_str(k) + " of the model is not in the tree"});
+          if (path.leaf_view().nritems() == 1 && root->level > 0) txn_emptied++;
+          must(ctree::delete_item(*t, *root, path), "deleting " + key_str(k));
+          model.erase(k);
+          n_del++;
           break;
         }
         case Op::grow:
         case Op::shrink: {
-          auto it = random_existing();
-          Key k = it->first;
+          auto it = model.find(k);
+          if (it == model.end()) die("resize", Error{Errc::corrupt, 0, "key " + key_str(k) + " is not in the model"});
           u32 old = static_cast<u32>(it->second.size());
-          u32 size;
-          if (op == Op::grow) {
-            if (old >= max_item) break;
-            size = rng.chance(10) ? static_cast<u32>(rng.range(std::max(old + 1, max_item - 64), max_item))
-                                  : static_cast<u32>(std::min<u64>(max_item, old + rng.range(1, 300)));
-          } else {
-            size = static_cast<u32>(rng.below(old + 1));
-          }
+          u32 size = p.size;
           ctree::Path path;
           u32 growth = size > old ? size - old : 0;
           bool exact = must(ctree::search_slot_for_write(*t, *root, k, growth, path),
@@ -396,16 +509,14 @@ struct Runner {
             fill_random(rng, std::span<u8>(v).subspan(old));
             std::memcpy(d.data() + old, v.data() + old, size - old);
           }
-          if (op == Op::grow) n_grow++; else n_shrink++;
+          if (p.op == Op::grow) n_grow++; else n_shrink++;
           break;
         }
         case Op::update: {
-          auto it = random_existing();
-          Key k = it->first;
           ctree::Path path;
           bool exact = must(ctree::search_slot_for_write(*t, *root, k, 0, path), "searching " + key_str(k) + " to update");
           if (!exact) die("update", Error{Errc::corrupt, 0, "key " + key_str(k) + " of the model is not in the tree"});
-          auto& v = it->second;
+          auto& v = model.at(k);
           if (!v.empty()) {
             u64 a = rng.below(v.size()), n = rng.range(1, v.size() - a);
             fill_random(rng, std::span<u8>(v).subspan(a, n));
@@ -416,7 +527,6 @@ struct Runner {
           break;
         }
         case Op::search: {
-          Key k = random_key();
           ctree::Path path;
           bool exact = must(ctree::search_slot_for_write(*t, *root, k, 0, path), "searching " + key_str(k));
           if (exact != (model.count(k) > 0)) die("search", Error{Errc::corrupt, 0, "tree and model disagree on " + key_str(k)});
@@ -425,22 +535,41 @@ struct Runner {
         }
       }
     }
+    ctree::WriteStats done = root->stats;
+    for (int l = 0; l < MAX_LEVEL; ++l) {
+      done.splits[l] -= before.splits[l];
+      done.pushes[l] -= before.pushes[l];
+      done.merges[l] -= before.merges[l];
+    }
+    done.root_grows -= before.root_grows;
+    done.root_collapses -= before.root_collapses;
+    totals.add(done);
+    // The replay of the plan must have done exactly what the real run did.
+    bool replay_ok = !counted || same_stats(counted->stats, done);
     must(t->commit(), "committing");
     u64 used = t->stats().used_bytes;
     leaves_emptied += txn_emptied;
     TreeShape shape;
     Model have = read_tree(opt.image, opt.tree, &shape);
     max_height = std::max<u64>(max_height, shape.height);
+    if (height && shape.height < height) height_drops++;
+    height = shape.height;
     std::string levels;
     for (u64 n : shape.blocks) levels += (levels.empty() ? "" : "/") + std::to_string(n);
     if (!opt.quiet)
-      std::printf("txn %" PRIu64 " transid %" PRIu64 ": reserved %" PRIu64 " used %" PRIu64 " ratio %.2f items %zu height %u blocks/level %s leaves_emptied %" PRIu64 " writes %" PRIu64 "\n",
+      std::printf("txn %" PRIu64 " transid %" PRIu64 ": reserved %" PRIu64 " used %" PRIu64 " ratio %.2f items %zu height %u blocks/level %s %s planned %" PRIu64 " leaves_emptied %" PRIu64 " writes %" PRIu64 "\n",
                   index, t->transid(), reserved, used, used ? static_cast<double>(reserved) / static_cast<double>(used) : 0.0,
-                  model.size(), shape.height, levels.c_str(), txn_emptied, io::fault_device_writes());
+                  model.size(), shape.height, levels.c_str(), stats_str(done).c_str(), counted ? counted->blocks : 0, txn_emptied,
+                  io::fault_device_writes());
     std::fflush(stdout);
     bool ok = compare(model, have);
     if (used > reserved) {
       std::fprintf(stderr, "tree_torture: RESERVATION EXCEEDED in txn %" PRIu64 ": used %" PRIu64 " > reserved %" PRIu64 "\n", index, used, reserved);
+      ok = false;
+    }
+    if (!replay_ok) {
+      std::fprintf(stderr, "tree_torture: REPLAY DIFFERS in txn %" PRIu64 ": planned %s, real %s\n", index, stats_str(counted->stats).c_str(),
+                   stats_str(done).c_str());
       ok = false;
     }
     if (!ok) std::exit(EXIT_MISMATCH);
@@ -450,7 +579,8 @@ struct Runner {
 void usage() {
   std::fprintf(stderr,
                "usage: tree_torture IMAGE [--seed S] [--transactions K] [--ops M] [--tree ID]\n"
-               "         [--mix mixed|grow|shrink|churn|phases] [--after-commit CMD] [--snapshots PREFIX] [-q]\n"
+               "         [--mix mixed|grow|shrink|churn|phases] [--sizes mixed|large] [--reserve planned|counts]\n"
+               "         [--after-commit CMD] [--snapshots PREFIX] [-q]\n"
                "       tree_torture IMAGE --dump FILE [--tree ID]\n");
   std::exit(EXIT_USAGE);
 }
@@ -478,10 +608,19 @@ int main(int argc, char** argv) {
     else if (a == "--ops") opt.ops = num();
     else if (a == "--tree") opt.tree = num();
     else if (a == "--mix") opt.mix = val();
+    else if (a == "--sizes") {
+      opt.sizes = val();
+      if (opt.sizes != "mixed" && opt.sizes != "large") usage();
+    }
     else if (a == "--after-commit") opt.after_commit = val();
     else if (a == "--snapshots") opt.snapshots = val();
     else if (a == "--dump") opt.dump = val();
     else if (a == "-q") opt.quiet = true;
+    else if (a == "--reserve") {
+      std::string v = val();
+      if (v == "counts") opt.reserve_counts = true;
+      else if (v != "planned") usage();
+    }
     else if (!a.empty() && a[0] != '-' && opt.image.empty()) opt.image = a;
     else usage();
   }
@@ -509,6 +648,11 @@ int main(int argc, char** argv) {
   auto fs = open_fs(opt.image, true);
   run.nodesize = fs->nodesize();
   run.max_item = leaf_data_size(run.nodesize) - static_cast<u32>(sizeof(Item));
+  {
+    TreeShape shape;
+    read_tree(opt.image, opt.tree, &shape);
+    run.height = shape.height;
+  }
   for (u64 i = 1; i <= opt.transactions; ++i) {
     run.run_transaction(*fs, i);
     if (!opt.snapshots.empty()) write_items(opt.snapshots + "." + std::to_string(i), true, run.model);
@@ -524,5 +668,10 @@ int main(int argc, char** argv) {
               " updates %" PRIu64 " searches %" PRIu64 "; items %zu; max height %" PRIu64 "; leaves emptied %" PRIu64 "\n",
               opt.transactions, run.n_ins, run.n_del, run.n_grow, run.n_shrink, run.n_upd, run.n_search, run.model.size(),
               run.max_height, run.leaves_emptied);
+  const ctree::WriteStats& st = run.totals.s;
+  std::printf("balance: leaf pushes %" PRIu64 " merges %" PRIu64 " splits %" PRIu64 "; node pushes %" PRIu64 " merges %" PRIu64
+              " splits %" PRIu64 "; root grows %" PRIu64 " collapses %" PRIu64 "; height drops %" PRIu64 "\n",
+              st.pushes[0], st.merges[0], st.splits[0], node_sum(st.pushes), node_sum(st.merges), node_sum(st.splits), st.root_grows,
+              st.root_collapses, run.height_drops);
   return 0;
 }

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # 070-tree-property: the property test of issue 4 on real mkfs.btrfs images.
-# tests/tools/tree_torture runs seeded random insert / delete / delete-a-run /
+# tests/tools/tree_torture plans seeded random insert / delete / delete-a-run /
 # grow / shrink / update / COW-search operations on a scratch tree (objectid
 # 200, key types 2 and 9: tree_torture.cpp says why btrfs check accepts any
-# content there) over many transactions, compares the tree read back through
-# the read side on a fresh open with its model after every commit, and runs
-# `btrfs check --readonly` after every commit. Proves, on 4K and 16K nodes,
-# crc32c / xxhash / sha256 checksums, DUP and single metadata:
-#  - splits at every level (height >= 3 at 4K), leaves emptied by deletes and
-#    unlinked, the tree collapsing back to one leaf and growing again;
+# content there), reserves for them, runs them over many transactions,
+# compares the tree read back through the read side on a fresh open with its
+# model after every commit, and runs `btrfs check --readonly` after every
+# commit. Proves, on 4K and 16K nodes, crc32c / xxhash / sha256 / blake2
+# checksums, DUP and single metadata:
+#  - splits at every level (height >= 3 at 4K); pushes into siblings before
+#    splits and merges after deletions, counted by the write code and
+#    asserted > 0 at the leaves and at node level (runs a and d); leaves
+#    emptied and unlinked; the height going down again after the mass
+#    deletions of the shrink phases (height drops > 0);
 #  - the free space tree in bitmap form (a metadata block group the kernel
 #    converted to bitmaps after fragmenting it; skipped where mount does not
 #    work) stays right, as btrfs check verifies;
-#  - used_bytes <= reserved_bytes in every transaction (the tool fails
-#    otherwise); prints the median reserved/used ratio;
+#  - reservations: used_bytes <= reserved_bytes in every transaction (the tool
+#    fails otherwise) both for the planned reservation (the transaction's
+#    changes replayed on a shadow of the tree: runs a-d, where the tool also
+#    checks that the replay did exactly what the real run did) and for the
+#    reservation from counts (run e); the median reserved/used ratio of the
+#    planned reservations is printed and must be <= 2;
 #  - crash consistency: a run of 3 transactions stopped after each of its
 #    write requests leaves an image that btrfs check accepts and whose scratch
 #    tree equals the state after some commit (never earlier than a previous
@@ -32,27 +40,40 @@ torture() {
   set +e
   "$TT" "$img" --after-commit "$(check_cmd "$img")" "$@" > "$T/$name.log" 2>&1; local rc=$?
   set -e
-  grep -h "^txn\|^done" "$T/$name.log" | sed "s/^/$name: /" | tail -3
-  [ $rc -ne 4 ] || fail "$name: ENOSPC (metadata block groups full; chunk allocation is not implemented): $(tail -1 "$T/$name.log")"
+  grep -h "^txn\|^done\|^balance" "$T/$name.log" | sed "s/^/$name: /" | tail -4
+  [ $rc -ne 4 ] || fail "$name: ENOSPC (metadata block groups and devices full): $(tail -1 "$T/$name.log")"
   [ $rc -eq 0 ] || { cat "$T/$name.log"; fail "$name: tree_torture exit $rc"; }
 }
 max_height() { sed -n 's/.*max height \([0-9]*\);.*/\1/p' "$T/$1.log"; }
 leaves_emptied() { sed -n 's/.*leaves emptied \([0-9]*\)$/\1/p' "$T/$1.log"; }
+# pushes_and_merges NAME [nodes]: the final "balance:" line of the run counts
+# leaf pushes and merges (and node ones, with "nodes") and height drops > 0.
+pushes_and_merges() {
+  local line re
+  line=$(grep '^balance' "$T/$1.log")
+  re="leaf pushes ([0-9]+) merges ([0-9]+) splits [0-9]+; node pushes ([0-9]+) merges ([0-9]+) .*height drops ([0-9]+)"
+  [[ $line =~ $re ]] || fail "$1: no balance line"
+  [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[5]}" -gt 0 ] ||
+    fail "$1: no leaf push, leaf merge or height drop: $line"
+  [ -z "${2:-}" ] || { [ "${BASH_REMATCH[3]}" -gt 0 ] && [ "${BASH_REMATCH[4]}" -gt 0 ]; } || fail "$1: no node push or node merge: $line"
+}
 # Flags of the FREE_SPACE_INFO of the metadata block group at $2.
 fsi_flags() { btrfs inspect-internal dump-tree -t 10 "$1" | sed -n "/key ($2 FREE_SPACE_INFO/{n;s/.*flags \([0-9]*\).*/\1/p}"; }
 metadata_bg() { btrfs inspect-internal dump-tree -t 2 "$1" | awk '/BLOCK_GROUP_ITEM/ {k=$4; sub(/\(/,"",k)} /flags METADATA/ && k && !done {print k; done=1}'; }
 
 # A: 4K nodes, crc32c, DUP metadata: height >= 3, emptied leaves, collapse.
 mkimg "$T/a.img" 256M -n 4096 -m dup --csum crc32c
-torture a "$T/a.img" --seed 101 --transactions 18 --ops 500 --mix phases
+torture a "$T/a.img" --seed 101 --transactions 18 --ops 1500 --mix phases
 [ "$(max_height a)" -ge 3 ] || fail "a: tree never reached height 3"
 [ "$(leaves_emptied a)" -gt 0 ] || fail "a: no leaf was emptied"
+pushes_and_merges a nodes
 
 # B: 16K nodes, xxhash, single metadata (8 MiB: 200 operations a transaction).
 mkimg "$T/b.img" 256M -n 16384 -m single --csum xxhash
 torture b "$T/b.img" --seed 202 --transactions 16 --ops 200 --mix phases
 [ "$(max_height b)" -ge 2 ] || fail "b: tree never split"
 [ "$(leaves_emptied b)" -gt 0 ] || fail "b: no leaf was emptied"
+pushes_and_merges b
 
 # C: 4K nodes, sha256, single metadata whose free space is in bitmaps: the
 # kernel converts a block group's free space to bitmaps when it has more
@@ -74,19 +95,40 @@ else
 fi
 torture c "$T/c.img" --seed 303 --transactions 12 --ops 300 --mix phases
 [ "$(max_height c)" -ge 3 ] || fail "c: tree never reached height 3"
+pushes_and_merges c
 if [ $bitmaps = yes ]; then
   [ "$(fsi_flags "$T/c.img" "$bg")" = 1 ] || fail "c: metadata block group $bg left the bitmap form"
   echo "c: metadata block group $bg stayed in bitmap form through $(grep -c '^txn' "$T/c.log") commits"
 fi
 
-# Reservation: the tool fails when used > reserved; the median ratio.
-grep -h "^txn" "$T/a.log" "$T/b.log" "$T/c.log" | python3 -c '
+# D: 16K nodes, blake2, DUP metadata (1 GiB image: 51 MiB of it), items of
+# a fifth to a third of a leaf: over 493 leaves, so 16K nodes push and merge.
+mkimg "$T/d.img" 1G -n 16384 -m dup --csum blake2
+torture d "$T/d.img" --seed 404 --transactions 12 --ops 1500 --mix phases --sizes large
+[ "$(max_height d)" -ge 3 ] || fail "d: tree never reached height 3"
+pushes_and_merges d nodes
+
+# E: the reservation from counts (no plan) must stay an upper bound with
+# pushes and merges too (4K, DUP, as a).
+mkimg "$T/e.img" 256M -n 4096 -m dup --csum crc32c
+torture e "$T/e.img" --seed 505 --transactions 12 --ops 1000 --mix phases --reserve counts
+
+# Reservation: the tool fails when used > reserved; the median ratio of the
+# planned reservations must be <= 2 (the counts of run e are only printed).
+ratios() {
+  python3 -c '
 import sys, statistics
-r = [(int(l.split()[5]), int(l.split()[7])) for l in sys.stdin]
+name, limit = sys.argv[1], float(sys.argv[2])
+r = [(int(l.split()[5]), int(l.split()[7])) for l in sys.stdin if l.startswith("txn")]
 assert all(u <= s for s, u in r), "used > reserved"
 ratios = [s / u for s, u in r if u]
-print("reservation: %d transactions, used <= reserved in all, reserved/used median %.2f min %.2f max %.2f" %
-      (len(r), statistics.median(ratios), min(ratios), max(ratios)))'
+m = statistics.median(ratios)
+print("reservation (%s): %d transactions, used <= reserved in all, reserved/used median %.2f min %.2f max %.2f" %
+      (name, len(r), m, min(ratios), max(ratios)))
+assert m <= limit, "median reserved/used %.2f > %.2f" % (m, limit)' "$@"
+}
+cat "$T/a.log" "$T/b.log" "$T/c.log" "$T/d.log" | ratios planned 2.0 || fail "planned reservations: median ratio above 2 or used > reserved"
+ratios counts 1000 < "$T/e.log" || fail "reservations from counts: used > reserved"
 
 # Crash consistency: a populated tree (height 2), then 3 transactions of 40
 # operations; crash after each write request of the latter.
