@@ -61,6 +61,29 @@ Result<Chunk> decode_chunk(u64 logical, std::span<const u8> data, std::size_t* c
   return ch;
 }
 
+std::vector<u8> encode_chunk(const Chunk& chunk) {
+  std::vector<u8> out(sizeof(ChunkHeader) + chunk.stripes.size() * sizeof(Stripe));
+  ChunkHeader h{};
+  h.length.set(chunk.length);
+  h.owner.set(chunk.owner);
+  h.stripe_len.set(chunk.stripe_len);
+  h.type.set(chunk.type);
+  h.io_align.set(chunk.io_align);
+  h.io_width.set(chunk.io_width);
+  h.sector_size.set(chunk.sector_size);
+  h.num_stripes.set(chunk.num_stripes);
+  h.sub_stripes.set(chunk.sub_stripes);
+  std::memcpy(out.data(), &h, sizeof h);
+  for (std::size_t i = 0; i < chunk.stripes.size(); ++i) {
+    Stripe s{};
+    s.devid.set(chunk.stripes[i].devid);
+    s.offset.set(chunk.stripes[i].physical);
+    std::memcpy(s.dev_uuid, chunk.stripes[i].dev_uuid.data(), UUID_SIZE);
+    std::memcpy(out.data() + sizeof h + i * sizeof s, &s, sizeof s);
+  }
+  return out;
+}
+
 Result<std::vector<Chunk>> decode_sys_chunk_array(std::span<const u8> array, u32 size) {
   if (size > array.size()) return make_error(Errc::corrupt, "sys_chunk_array_size " + std::to_string(size) + " exceeds the array");
   std::vector<Chunk> out;

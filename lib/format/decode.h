@@ -38,6 +38,12 @@ struct Chunk {
 /// count rules of the kernel's btrfs_check_chunk_valid. Errors: Errc::corrupt.
 [[nodiscard]] Result<Chunk> decode_chunk(u64 logical, std::span<const u8> data, std::size_t* consumed = nullptr);
 
+/// Encodes `chunk` as a CHUNK_ITEM body (struct btrfs_chunk followed by its
+/// stripes; 48 + 32 * stripes bytes), the inverse of decode_chunk; the same
+/// bytes follow the key in sys_chunk_array. REQUIRES: chunk.stripes.size()
+/// == chunk.num_stripes.
+[[nodiscard]] std::vector<u8> encode_chunk(const Chunk& chunk);
+
 /// Decodes the superblock's sys_chunk_array (`size` valid bytes): a packed
 /// sequence of (disk key, chunk). Every key must be (256, CHUNK_ITEM, logical).
 /// Errors: Errc::corrupt naming the byte offset inside the array.

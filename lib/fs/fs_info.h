@@ -120,12 +120,48 @@ class FsInfo final : public ctree::BlockSource {
   /// Re-reads the ROOT_ITEMs after a commit changed the root tree.
   [[nodiscard]] Status reload_roots();
 
+  // Write side: the volume state a transaction changes (lib/transaction
+  // chunk.cpp). A transaction applies a new or removed chunk here at once, so
+  // that new tree blocks can be mapped and written to a new chunk before the
+  // commit, and puts the saved state back when it aborts; after a commit
+  // reload_chunks() re-reads everything from disk.
+  /// Chunk map, block groups and DEV_ITEMs, saved whole.
+  struct VolumeState {
+    volumes::ChunkMap chunk_map;
+    std::vector<BlockGroup> block_groups;
+    std::map<u64, format::DevItem> dev_items;
+  };
+  [[nodiscard]] VolumeState volume_state() const { return {chunk_map_, block_groups_, dev_items_}; }
+  /// Puts back a state saved by volume_state() (an aborted transaction).
+  void restore_volume_state(VolumeState state);
+  /// Adds a chunk created by a transaction and its block group (block groups
+  /// stay sorted by start). Errors: Errc::corrupt when the chunk overlaps
+  /// another (ChunkMap::add), Errc::invalid_argument when `bg` does not
+  /// start at the chunk's logical.
+  [[nodiscard]] Status add_chunk(const format::Chunk& chunk, const BlockGroup& bg);
+  /// Removes the chunk and the block group starting at `logical` (no-op for
+  /// what does not exist).
+  void remove_chunk(u64 logical);
+  /// Sets `used` (bytes) of the block group starting at `start`, as a commit
+  /// wrote it into its BLOCK_GROUP_ITEM.
+  void set_block_group_used(u64 start, u64 used);
+  /// Replaces the DEV_ITEM of `item.devid`; write_supers puts it into that
+  /// device's superblock dev_item (kernel write_all_supers fills each
+  /// device's copy from its own btrfs_device).
+  void set_dev_item(const format::DevItem& item);
+  /// Re-reads the chunk map (sys_chunk_array, then the chunk tree), the
+  /// DEV_ITEMs and, when they were loaded at open, the block groups, after a
+  /// commit that changed chunks. On error the previous state is kept.
+  /// Errors: read errors of the chunk tree or the block group items.
+  [[nodiscard]] Status reload_chunks();
+
   /// Counters of the block layer, for benchmarks: blocks verified, bytes read.
   [[nodiscard]] u64 blocks_read() const { return blocks_read_; }
   [[nodiscard]] u64 bytes_read() const { return bytes_read_; }
 
  private:
   FsInfo() : cache_(0) {}
+  Status load_sys_chunk_array();
   Status load_chunk_tree();
   Status load_root_tree();
   Status load_block_groups();
@@ -149,6 +185,7 @@ class FsInfo final : public ctree::BlockSource {
   BgTreeState bg_state_;
   u64 blocks_read_ = 0, bytes_read_ = 0;
   bool writable_ = false;
+  bool block_groups_loaded_ = false;
 };
 
 }  // namespace fsctl::fs

@@ -49,16 +49,23 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr
   fs->identity_.csum_type = sb.csum_type.get();
   std::memcpy(fs->identity_.fsid.data(), header_fsid(sb).data(), FSID_SIZE);
 
-  auto sys = decode_sys_chunk_array(std::span<const u8>(sb.sys_chunk_array), sb.sys_chunk_array_size.get());
-  if (!sys) return ctx(sys.error().context("superblock"));
-  for (auto& c : *sys)
-    if (auto r = fs->chunk_map_.add(c); !r) return ctx(r.error().context("superblock sys_chunk_array"));
-
+  if (auto r = fs->load_sys_chunk_array(); !r) return ctx(r.error());
   if (auto r = fs->load_chunk_tree(); !r) return ctx(r.error());
   if (auto r = fs->load_root_tree(); !r) return ctx(r.error());
-  if (opts.load_block_groups)
+  if (opts.load_block_groups) {
     if (auto r = fs->load_block_groups(); !r) return ctx(r.error());
+    fs->block_groups_loaded_ = true;
+  }
   return fs;
+}
+
+Status FsInfo::load_sys_chunk_array() {
+  const SuperBlock& sb = super_;
+  auto sys = decode_sys_chunk_array(std::span<const u8>(sb.sys_chunk_array), sb.sys_chunk_array_size.get());
+  if (!sys) return make_error(sys.error().context("superblock"));
+  for (auto& c : *sys)
+    if (auto r = chunk_map_.add(c); !r) return make_error(r.error().context("superblock sys_chunk_array"));
+  return {};
 }
 
 ctree::RootRef FsInfo::tree_root() const {

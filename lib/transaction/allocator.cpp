@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Metadata space: loaded from the free space tree (FREE_SPACE_EXTENT and
-// FREE_SPACE_BITMAP items of each metadata block group), minus the
+// FREE_SPACE_BITMAP items of each metadata and system block group), minus the
 // superblock mirror ranges, which the free space tree lists as free and the
 // kernel excludes only in memory (exclude_super_stripes). Entries outside any
 // block group (left by mkfs 6.2) are never looked at: only each block group's
-// own key range is read.
+// own key range is read. System block groups hold chunk tree blocks only;
+// when no group of the kind has room, a new chunk is allocated (chunk.cpp).
 #include <algorithm>
 #include <optional>
 
@@ -13,7 +14,7 @@
 #include "lib/format/items.h"
 #include "lib/format/super.h"
 #include "lib/transaction/transaction.h"
-#include "lib/volumes/raid_profiles.h"
+#include "lib/volumes/chunk_map.h"
 
 namespace fsctl::transaction {
 using namespace fsctl::format;
@@ -41,8 +42,9 @@ Status Transaction::load_space() {
   auto fst = fs_.find_root(FREE_SPACE_TREE_OBJECTID);
   if (!fst) return make_error(Errc::unsupported, "no free space tree");
   u32 ss = fs_.sectorsize();
+  FSCTL_TRY(load_dev_extents());
   for (auto& bg : fs_.block_groups()) {
-    if (!(bg.flags & BLOCK_GROUP_METADATA) || (bg.flags & BLOCK_GROUP_SYSTEM)) continue;
+    if (!(bg.flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM))) continue;
     BlockGroupSpace sp;
     sp.start = bg.start;
     sp.length = bg.length;
@@ -85,33 +87,14 @@ Status Transaction::load_space() {
                                              std::to_string(count) + " expect " + std::to_string(sp.free.size()) +
                                              " (free extents listed); refusing to write");
     }
-    // Superblock copies inside this block group (kernel exclude_super_stripes:
-    // one stripe_len-sized range per copy).
+    // Superblock copies inside this block group (kernel exclude_super_stripes).
     const Chunk* chunk = fs_.chunk_map().find(bg.start);
     if (!chunk) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
-    const volumes::RaidProfile* prof = volumes::raid_profile(chunk->type);
-    u64 stripe_size = chunk->length;
-    if (prof && prof->striped) {
-      u64 data_stripes = prof->flag == BLOCK_GROUP_RAID10 ? chunk->num_stripes / std::max<u16>(chunk->sub_stripes, 1) : chunk->num_stripes;
-      stripe_size = chunk->length / std::max<u64>(data_stripes, 1);
-    }
-    for (int m = 0; m < SUPER_MIRROR_MAX; ++m) {
-      u64 phys = super_mirror_offset(m);
-      for (auto& st : chunk->stripes) {
-        if (phys < st.physical || phys >= st.physical + stripe_size) continue;
-        if (prof && prof->striped) {
-          carve(sp.free, bg.start, bg.start + bg.length);  // be conservative: no allocation there
-          continue;
-        }
-        u64 logical = bg.start + (phys - st.physical);
-        u64 a = logical / STRIPE_LEN * STRIPE_LEN;
-        carve(sp.free, a, a + STRIPE_LEN);
-      }
-    }
+    for (auto [a, b] : volumes::super_mirror_ranges(*chunk)) carve(sp.free, a, b);
     // Never trust a free range the extent tree contradicts: a damaged free
     // space tree would make us write over live metadata or data.
     FSCTL_TRY(check_free_against_extents(sp));
-    space_.push_back(std::move(sp));
+    ((bg.flags & BLOCK_GROUP_SYSTEM) ? sys_space_ : space_).push_back(std::move(sp));
   }
   space_loaded_ = true;
   return {};
@@ -149,7 +132,17 @@ Status Transaction::check_free_against_extents(const BlockGroupSpace& sp) {
 
 void Transaction::exclude_block_groups(const std::set<u64>& starts) { excluded_bgs_.insert(starts.begin(), starts.end()); }
 
-Result<u64> Transaction::find_free(u64 len) {
+void Transaction::add_space(const Chunk& chunk) {
+  BlockGroupSpace sp;
+  sp.start = chunk.logical;
+  sp.length = chunk.length;
+  sp.flags = chunk.type;
+  sp.free[chunk.logical] = chunk.length;
+  for (auto [a, b] : volumes::super_mirror_ranges(chunk)) carve(sp.free, a, b);
+  ((chunk.type & BLOCK_GROUP_SYSTEM) ? sys_space_ : space_).push_back(std::move(sp));
+}
+
+std::optional<u64> Transaction::find_free_in(std::list<BlockGroupSpace>& spaces, u64 len) {
   constexpr u64 CLUSTER = 2ULL << 20;
   u32 ns = nodesize();
   auto try_take = [&](BlockGroupSpace& sp, std::map<u64, u64>::iterator it, u64 min_len) -> std::optional<u64> {
@@ -161,7 +154,7 @@ Result<u64> Transaction::find_free(u64 len) {
     sp.cursor = s + len;
     return s;
   };
-  for (auto& sp : space_) {
+  for (auto& sp : spaces) {
     if (excluded_bgs_.count(sp.start)) continue;
     if (sp.cursor) {
       auto it = sp.free.find(sp.cursor);
@@ -174,12 +167,29 @@ Result<u64> Transaction::find_free(u64 len) {
     for (auto it = sp.free.begin(); it != from; ++it)
       if (auto s = try_take(sp, it, CLUSTER)) return *s;
   }
-  for (auto& sp : space_) {
+  for (auto& sp : spaces) {
     if (excluded_bgs_.count(sp.start)) continue;
     for (auto it = sp.free.begin(); it != sp.free.end(); ++it)
       if (auto s = try_take(sp, it, len)) return *s;
   }
-  return make_error(Errc::nospc, "no free metadata space left in the metadata block groups (new chunk allocation is not implemented)");
+  return std::nullopt;
+}
+
+Result<u64> Transaction::find_free(u64 len, bool system) {
+  auto& spaces = system ? sys_space_ : space_;
+  if (auto s = find_free_in(spaces, len)) return *s;
+  const char* kind = system ? "system" : "metadata";
+  if (!chunk_alloc_allowed_)
+    return make_error(Errc::nospc, std::string("no free space left in the ") + kind + " block groups (chunk allocation is off)");
+  // A new chunk of the profile the filesystem's groups of this kind use
+  // (kernel: btrfs_chunk_alloc when a space_info cannot satisfy a
+  // reservation). Only memory changes here; its items are inserted at
+  // commit, so this is safe in the middle of a tree modification.
+  auto logical = alloc_chunk(default_chunk_flags(system));
+  if (!logical)
+    return make_error(logical.error().context(std::string("no free space left in the ") + kind + " block groups; allocating a new chunk"));
+  if (auto s = find_free_in(spaces, len)) return *s;
+  return make_error(Errc::nospc, std::string("no free space in the new ") + kind + " chunk at " + std::to_string(*logical));
 }
 
 }  // namespace fsctl::transaction

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Commit (kernel btrfs_commit_transaction; DESIGN.md invariants 2 and 3):
 // fixed point of extent items, free space, block group usage and root items,
-// then new blocks to every mirror, flush, superblocks, flush.
+// then new blocks to every mirror, flush, superblocks, flush. New chunks'
+// items are inserted from the top of the fixed point (chunk.cpp).
+#include <algorithm>
+
 #include "lib/ctree/write.h"
 #include "lib/format/items.h"
 #include "lib/transaction/transaction.h"
@@ -22,15 +25,25 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
   }
   for (int round = 0;; ++round) {
     if (round > 10000) return make_error(Errc::aborted, "commit did not reach a fixed point");
-    bool work = !pending_drop_.empty() || !pending_add_.empty() || !pending_fst_.empty() || !bg_delta_.empty();
+    auto chunks_pending = [&] {
+      return std::any_of(new_chunks_.begin(), new_chunks_.end(), [](const NewChunk& n) { return !n.inserted; });
+    };
+    bool work = !pending_drop_.empty() || !pending_add_.empty() || !pending_fst_.empty() || !bg_delta_.empty() || chunks_pending();
+    FSCTL_TRY(insert_pending_chunks());
     FSCTL_TRY(apply_extent_drops());
     FSCTL_TRY(apply_extent_adds());
     FSCTL_TRY(apply_free_space());
     FSCTL_TRY(apply_block_group_usage());
     FSCTL_TRY(update_root_items());
-    if (!work && pending_drop_.empty() && pending_add_.empty() && pending_fst_.empty() && bg_delta_.empty()) break;
+    if (!work && pending_drop_.empty() && pending_add_.empty() && pending_fst_.empty() && bg_delta_.empty() && !chunks_pending()) break;
   }
-  SuperBlock sb = fs_.super();
+  FSCTL_TRY_ASSIGN(SuperBlock sb, updated_sys_chunk_array(fs_.super()));
+  // The chunk tree's root lives in the superblock only (no ROOT_ITEM).
+  if (auto it = roots_.find(CHUNK_TREE_OBJECTID); it != roots_.end() && it->second.bytenr != sb.chunk_root.get()) {
+    sb.chunk_root.set(it->second.bytenr);
+    sb.chunk_root_level = it->second.level;
+    sb.chunk_root_generation.set(it->second.generation);
+  }
   sb.generation.set(transid_);
   if (auto it = roots_.find(ROOT_TREE_OBJECTID); it != roots_.end()) {
     sb.root.set(it->second.bytenr);
@@ -80,13 +93,19 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
   for (auto& [bytenr, blk] : dirty_) blocks.push_back(blk);
   stats_.blocks_written = blocks.size();
   FSCTL_TRY(fs_.write_tree_blocks(std::move(blocks)));
+  // Each device's superblock carries its own DEV_ITEM (write_supers copies
+  // FsInfo's); the saved volume state puts the old ones back on failure.
+  for (auto& [devid, di] : dev_items_changed_) fs_.set_dev_item(di);
   FSCTL_TRY(fs_.write_supers(sb));
+  committed_ = true;
   dirty_.clear();
   // The committed blocks this transaction copied or freed are unreferenced
   // now: drop them from the cache, which then holds the new generation of
   // the changed blocks instead of both.
   for (u64 b : pinned_) fs_.cache().erase(b);
   FSCTL_TRY(fs_.reload_roots());
+  for (auto& [start, used] : bg_used_written_) fs_.set_block_group_used(start, used);
+  if (saved_volumes_) FSCTL_TRY(fs_.reload_chunks());
   return {};
 }
 

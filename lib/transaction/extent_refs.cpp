@@ -91,13 +91,19 @@ Status Transaction::apply_extent_adds() {
 }
 
 Status Transaction::apply_block_group_usage() {
+  // A block group created by this transaction gets its item first.
+  FSCTL_TRY(insert_pending_chunks());
   if (bg_delta_.empty()) return {};
   auto deltas = std::move(bg_delta_);
   bg_delta_.clear();
   for (auto& [start, delta] : deltas) {
     if (delta == 0) continue;
-    const fs::BlockGroup* bg = fs_.block_group_of(start);
-    if (!bg || bg->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
+    const fs::BlockGroup* found = fs_.block_group_of(start);
+    if (!found || found->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
+    // A copy: a chunk allocated while the item's path is copied changes
+    // FsInfo's block group list.
+    const fs::BlockGroup bg_copy = *found;
+    const fs::BlockGroup* bg = &bg_copy;
     // The item lives in the block group tree or the extent tree; look in
     // both, as a conversion may be moving it.
     bool done = false;
@@ -112,8 +118,9 @@ Status Transaction::apply_block_group_usage() {
       FSCTL_TRY(ctree::search_slot_for_write(*this, *r, k, 0, p));
       auto d = ctree::item_data_mut(*this, p);
       if (d.size() < sizeof(BlockGroupItem)) return make_error(Errc::corrupt, "short block group item " + std::to_string(start));
-      u64 used = load_le<u64>(d.data());
-      store_le<u64>(d.data(), static_cast<u64>(static_cast<s64>(used) + delta));
+      u64 used = static_cast<u64>(static_cast<s64>(load_le<u64>(d.data())) + delta);
+      store_le<u64>(d.data(), used);
+      bg_used_written_[start] = used;
       done = true;
       break;
     }
@@ -124,7 +131,8 @@ Status Transaction::apply_block_group_usage() {
 
 Status Transaction::update_root_items() {
   for (auto& [id, r] : roots_) {
-    if (id == ROOT_TREE_OBJECTID) continue;
+    // The root tree's and chunk tree's roots are in the superblock.
+    if (id == ROOT_TREE_OBJECTID || id == CHUNK_TREE_OBJECTID) continue;
     auto last = root_items_written_.find(id);
     if (last != root_items_written_.end() && last->second == std::make_pair(r.bytenr, r.level)) continue;
     auto committed = fs_.find_root(id);

@@ -159,6 +159,9 @@ Status bitmap_mark(Ctx& c, u64 a, u64 n, bool now_free) {
 }  // namespace
 
 Status Transaction::apply_free_space() {
+  // A block group created by this transaction gets its FREE_SPACE_INFO and
+  // whole-group extent before its blocks are carved out of it.
+  FSCTL_TRY(insert_pending_chunks());
   if (pending_fst_.empty()) return {};
   auto ops = std::move(pending_fst_);
   pending_fst_.clear();

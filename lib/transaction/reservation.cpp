@@ -226,7 +226,7 @@ Result<u64> Transaction::reserve(const Reservation& r) {
     FSCTL_TRY_ASSIGN(blocks, reserve_blocks_by_shape(r));
   }
   u64 want = blocks * ns;
-  u64 avail = 0;
+  u64 avail = allocatable_metadata_bytes();
   for (auto& sp : space_)
     if (!excluded_bgs_.count(sp.start))
       for (auto& [st, len] : sp.free) avail += len / ns * ns;

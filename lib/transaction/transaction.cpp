@@ -14,6 +14,10 @@ using namespace fsctl::format;
 
 Transaction::Transaction(fs::FsInfo& fs) : fs_(fs) { transid_ = fs.super().generation.get() + 1; }
 
+Transaction::~Transaction() {
+  if (!committed_ && saved_volumes_) fs_.restore_volume_state(std::move(*saved_volumes_));
+}
+
 Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool allow_changing_bg_tree) {
   const SuperBlock& sb = fs.super();
   // A read-only FsInfo may start a transaction to plan and reserve (dry
@@ -59,7 +63,6 @@ Result<ctree::WriteRoot*> Transaction::root(u64 root_id) {
   if (deleted_trees_.count(root_id)) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " was deleted");
   auto r = fs_.find_root(root_id);
   if (!r) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " does not exist");
-  if (root_id == CHUNK_TREE_OBJECTID) return make_error(Errc::unsupported, "the chunk tree is not modified by this engine");
   ctree::WriteRoot w{root_id, r->bytenr, r->level, r->generation};
   return &roots_.emplace(root_id, w).first->second;
 }
@@ -93,15 +96,19 @@ Status Transaction::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
 }
 
 BlockGroupSpace* Transaction::space_of(u64 bytenr) {
-  for (auto& s : space_)
-    if (bytenr >= s.start && bytenr - s.start < s.length) return &s;
+  for (auto* spaces : {&space_, &sys_space_})
+    for (auto& s : *spaces)
+      if (bytenr >= s.start && bytenr - s.start < s.length) return &s;
   return nullptr;
 }
 
 Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 owner, u8 level) {
   FSCTL_TRY(load_space());
   u32 ns = nodesize();
-  FSCTL_TRY_ASSIGN(u64 bytenr, find_free(ns));
+  // The chunk tree lives in SYSTEM chunks only (the kernel allocates its
+  // blocks with the SYSTEM profile, get_alloc_profile_by_root), which
+  // sys_chunk_array maps before the chunk tree is read.
+  FSCTL_TRY_ASSIGN(u64 bytenr, find_free(ns, owner == CHUNK_TREE_OBJECTID));
   auto b = std::make_shared<cache::TreeBlock>();
   b->bytenr = bytenr;
   b->data.assign(ns, 0);
@@ -125,7 +132,9 @@ Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 own
     pending_fst_.erase(fst);
   else
     pending_fst_[bytenr] = false;
-  bg_delta_[space_of(bytenr)->start] += ns;
+  u64 bg_start = space_of(bytenr)->start;
+  bg_delta_[bg_start] += ns;
+  touched_bgs_.insert(bg_start);
   bytes_used_delta_ += ns;
   stats_.blocks_allocated++;
   stats_.used_bytes += ns;

@@ -5,19 +5,23 @@
 // writes nothing (abort).
 //
 // Scope of this engine (documented in docs/DESIGN.md "Writing"): trees that
-// are not shared (global trees: root, extent, quota, free space, block group,
-// uuid, csum, dev), skinny-metadata filesystems with a free space tree. A
+// are not shared (global trees: root, extent, chunk, quota, free space, block
+// group, uuid, csum, dev), new metadata and system chunks and the removal of
+// empty block groups, skinny-metadata filesystems with a free space tree. A
 // shared (snapshotted) block, a non-skinny filesystem or the v1 space cache is
 // refused with Errc::unsupported before anything is written.
 #pragma once
+#include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "lib/ctree/tree_writer.h"
 #include "lib/ctree/write.h"
 #include "lib/fs/fs_info.h"
+#include "lib/volumes/chunk_alloc.h"
 
 namespace fsctl::transaction {
 
@@ -63,15 +67,22 @@ class Transaction final : public ctree::TreeWriter {
   /// the scope above, unknown incompat bits, a log tree to replay, a
   /// conversion in progress not allowed by `allow_changing_bg_tree`).
   [[nodiscard]] static Result<std::unique_ptr<Transaction>> start(fs::FsInfo& fs, bool allow_changing_bg_tree = false);
-  ~Transaction() override = default;
+  /// Without commit(): aborts. Nothing more is written, and FsInfo's chunk
+  /// map, block groups and DEV_ITEMs get back the state this transaction
+  /// found (chunks it created or removed exist only in memory until commit).
+  ~Transaction() override;
 
   /// Reserves the metadata bytes `r` may need and fails with Errc::nospc
-  /// when the metadata block groups cannot provide them. Nothing is written
-  /// either way. Returns the reserved bytes.
+  /// when the metadata block groups and the metadata chunks still
+  /// allocatable from unallocated device space (allocatable_metadata_bytes)
+  /// cannot provide them. Nothing is written either way. Returns the
+  /// reserved bytes.
   [[nodiscard]] Result<u64> reserve(const Reservation& r);
 
   /// The tree `root_id` as it is in this transaction (created on first use
-  /// from its ROOT_ITEM, or the superblock for the root tree).
+  /// from its ROOT_ITEM, or the superblock for the root tree and the chunk
+  /// tree; chunk tree blocks are allocated from SYSTEM block groups and its
+  /// new root goes into the superblock at commit).
   /// Errors: Errc::not_found when the tree does not exist.
   [[nodiscard]] Result<ctree::WriteRoot*> root(u64 root_id);
 
@@ -108,20 +119,53 @@ class Transaction final : public ctree::TreeWriter {
   /// The allocator never places a block in these block groups (logical
   /// starts) from now on: relocation targets (DESIGN.md "Balance").
   void exclude_block_groups(const std::set<u64>& starts);
-  /// Allocates a new chunk of type and profile `flags` (BLOCK_GROUP_*) from
-  /// the devices' unallocated space (kernel volumes.c btrfs_create_chunk):
-  /// CHUNK_ITEM in the chunk tree (and the superblock's sys_chunk_array for
-  /// SYSTEM), DEV_EXTENT items, DEV_ITEM bytes_used, BLOCK_GROUP_ITEM,
-  /// FREE_SPACE_INFO with one free extent; usable by this transaction at
-  /// once. Returns the new block group's logical start. Errors: Errc::nospc
-  /// when the devices cannot hold the profile's stripes.
+  /// Whether the allocator may create metadata and system chunks by itself
+  /// when the block groups have no room (default: yes). Off, a full
+  /// filesystem is Errc::nospc, and reserve() counts no unallocated space.
+  void set_chunk_allocation(bool allowed) { chunk_alloc_allowed_ = allowed; }
+  /// Allocates a new chunk of type and profile `flags` (BLOCK_GROUP_METADATA
+  /// or BLOCK_GROUP_SYSTEM, optionally with one profile bit: none = single,
+  /// DUP, RAID1, RAID1C3, RAID1C4, RAID0, RAID10) from the devices'
+  /// unallocated space, placed and sized by the kernel's regular policy
+  /// (volumes::plan_chunk; kernel volumes.c btrfs_create_chunk), at the
+  /// logical address after the highest chunk end. The new block group is
+  /// usable by this transaction at once: it is in the allocator (minus
+  /// superblock copies), in FsInfo's chunk map and block group list. Its
+  /// items are inserted at commit (kernel btrfs_create_pending_block_groups
+  /// and btrfs_chunk_alloc_add_chunk_item): CHUNK_ITEM (256, CHUNK_ITEM,
+  /// logical) in the chunk tree and, for SYSTEM, the superblock's
+  /// sys_chunk_array; DEV_EXTENT (devid, DEV_EXTENT, physical) per stripe in
+  /// the dev tree; DEV_ITEM bytes_used (chunk tree item and superblock
+  /// dev_item); BLOCK_GROUP_ITEM (used 0) in the block group tree when the
+  /// filesystem has one, else the extent tree; FREE_SPACE_INFO (extent_count
+  /// 1) and one FREE_SPACE_EXTENT over the whole group (kernel
+  /// add_block_group_free_space). Returns the new block group's logical
+  /// start. Errors, all before any change: Errc::nospc (the devices cannot
+  /// hold the profile's stripes, or a SYSTEM chunk no longer fits
+  /// sys_chunk_array), Errc::invalid_argument (no METADATA/SYSTEM type bit,
+  /// several profile bits), Errc::unsupported (DATA, RAID5/6, a block group
+  /// tree conversion in progress).
   [[nodiscard]] Result<u64> alloc_chunk(u64 flags);
   /// Removes the empty block group at logical `start` and its chunk (kernel
-  /// btrfs_remove_chunk): block group item, free space tree entries, chunk
-  /// item (and sys_chunk_array entry), dev extents, DEV_ITEM bytes_used.
-  /// REQUIRES: committed `used` is 0 and nothing of it was allocated in this
-  /// transaction. Errors: Errc::invalid_argument when not empty.
+  /// btrfs_remove_chunk, btrfs_remove_block_group,
+  /// remove_block_group_free_space): BLOCK_GROUP_ITEM, FREE_SPACE_INFO and
+  /// every FREE_SPACE_EXTENT/BITMAP of its range, CHUNK_ITEM (and its
+  /// sys_chunk_array entry for SYSTEM), its DEV_EXTENTs, DEV_ITEM bytes_used
+  /// lowered by their lengths (chunk tree item and superblock dev_item). The
+  /// group leaves the allocator for good; its device space is reused only
+  /// after the commit. REQUIRES: the committed BLOCK_GROUP_ITEM says used 0,
+  /// the extent tree has no extent in its range, and this transaction
+  /// allocated nothing from it. Errors: Errc::invalid_argument (no block
+  /// group starts at `start`, not empty, touched or created by this
+  /// transaction), Errc::unsupported (a conversion in progress), Errc::corrupt
+  /// (a DEV_EXTENT missing or naming another chunk); tree errors.
   [[nodiscard]] Status remove_block_group(u64 start);
+  /// Bytes of metadata block groups that could still be allocated from the
+  /// devices' unallocated space with the filesystem's metadata profile
+  /// (chunks planned one after another until none fits, minus superblock
+  /// copies and the blocks inserting their items costs); 0 when chunk
+  /// allocation is off. For reserve(). REQUIRES: load_space() succeeded.
+  [[nodiscard]] u64 allocatable_metadata_bytes() const;
 
   // Space without extent items, for callers that write the extent items
   // themselves (relocation copies a block's extent item with its backrefs).
@@ -149,9 +193,27 @@ class Transaction final : public ctree::TreeWriter {
  private:
   explicit Transaction(fs::FsInfo& fs);
   Status load_space();
+  Status load_dev_extents();
   Status check_free_against_extents(const BlockGroupSpace& sp);
-  Result<u64> find_free(u64 len);
+  /// A free nodesize-aligned range of `len` bytes in a SYSTEM block group
+  /// (`system`: chunk tree blocks; kernel get_alloc_profile_by_root) or a
+  /// metadata one (everything else); allocates a new chunk of the kind when
+  /// none is left and chunk allocation is allowed.
+  Result<u64> find_free(u64 len, bool system);
+  std::optional<u64> find_free_in(std::list<BlockGroupSpace>& spaces, u64 len);
+  /// Puts a chunk created by this transaction into the allocator: all of it
+  /// free but the superblock copies (as load_space does for existing ones).
+  void add_space(const format::Chunk& chunk);
   BlockGroupSpace* space_of(u64 bytenr);
+  // Chunks (chunk.cpp).
+  u64 default_chunk_flags(bool system) const;
+  std::vector<volumes::DeviceSpace> device_spaces() const;
+  Status check_no_conversion(const char* what) const;
+  Status insert_pending_chunks();
+  Status insert_chunk_items(const format::Chunk& chunk, u64 stripe_size);
+  Status add_dev_bytes_used(u64 devid, s64 delta);
+  void save_volume_state();
+  Result<format::SuperBlock> updated_sys_chunk_array(const format::SuperBlock& sb) const;
   // Fixed-point pieces (extent_refs.cpp, free_space_tree.cpp).
   Status apply_extent_adds();
   Status apply_extent_drops();
@@ -165,7 +227,10 @@ class Transaction final : public ctree::TreeWriter {
   fs::FsInfo& fs_;
   u64 transid_ = 0;
   bool space_loaded_ = false;
-  std::vector<BlockGroupSpace> space_;
+  // Lists: a BlockGroupSpace& stays valid while a new chunk's space is
+  // appended (the free space tree code holds one across allocations).
+  std::list<BlockGroupSpace> space_;      // metadata block groups (not SYSTEM)
+  std::list<BlockGroupSpace> sys_space_;  // SYSTEM block groups: chunk tree blocks only
   std::map<u64, std::shared_ptr<cache::TreeBlock>> dirty_;
   std::map<u64, ctree::WriteRoot> roots_;
   struct BlockRef {
@@ -182,6 +247,21 @@ class Transaction final : public ctree::TreeWriter {
   std::map<u64, std::pair<u64, u8>> root_items_written_;  // root id -> (bytenr, level) in its ROOT_ITEM
   std::set<u64> deleted_trees_;            // trees removed by delete_tree in this transaction
   std::set<u64> excluded_bgs_;             // block groups the allocator must not use
+  // Chunks (chunk.cpp).
+  struct NewChunk {
+    format::Chunk chunk;
+    u64 stripe_size = 0;
+    bool inserted = false;  // its items are in the trees
+  };
+  std::vector<NewChunk> new_chunks_;                // created by this transaction, in order
+  std::vector<format::Chunk> removed_chunks_;       // removed by this transaction
+  std::map<u64, std::map<u64, u64>> dev_extents_;   // committed DEV_EXTENTs: devid -> physical -> length
+  std::map<u64, format::DevItem> dev_items_changed_;  // DEV_ITEMs as this transaction rewrote them
+  std::optional<fs::FsInfo::VolumeState> saved_volumes_;  // FsInfo's state before the first chunk change
+  std::set<u64> touched_bgs_;                       // block groups this transaction allocated from
+  std::map<u64, u64> bg_used_written_;              // block group start -> used written at commit
+  bool chunk_alloc_allowed_ = true;
+  bool committed_ = false;
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;
   TransactionStats stats_;

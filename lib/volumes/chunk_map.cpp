@@ -2,7 +2,10 @@
 // Chunk mapping for SINGLE, DUP, RAID0, RAID1, RAID1C3, RAID1C4 and RAID10.
 #include "lib/volumes/chunk_map.h"
 
+#include <algorithm>
+
 #include "lib/format/names.h"
+#include "lib/format/super.h"
 #include "lib/volumes/raid_profiles.h"
 
 namespace fsctl::volumes {
@@ -13,6 +16,30 @@ static bool same_chunk(const Chunk& a, const Chunk& b) {
   for (std::size_t i = 0; i < a.stripes.size(); ++i)
     if (a.stripes[i].devid != b.stripes[i].devid || a.stripes[i].physical != b.stripes[i].physical) return false;
   return true;
+}
+
+std::vector<std::pair<u64, u64>> super_mirror_ranges(const Chunk& chunk) {
+  std::vector<std::pair<u64, u64>> out;
+  const RaidProfile* prof = raid_profile(chunk.type);
+  bool striped = prof && prof->striped;
+  u64 stripe_size = chunk.length;
+  if (striped) {
+    u64 data_stripes = prof->flag == BLOCK_GROUP_RAID10 ? chunk.num_stripes / std::max<u16>(chunk.sub_stripes, 1) : chunk.num_stripes;
+    stripe_size = chunk.length / std::max<u64>(data_stripes, 1);
+  }
+  for (int m = 0; m < SUPER_MIRROR_MAX; ++m) {
+    u64 phys = super_mirror_offset(m);
+    for (auto& st : chunk.stripes) {
+      if (phys < st.physical || phys >= st.physical + stripe_size) continue;
+      if (striped) {
+        out.emplace_back(chunk.logical, chunk.logical + chunk.length);
+        continue;
+      }
+      u64 a = (chunk.logical + (phys - st.physical)) / STRIPE_LEN * STRIPE_LEN;
+      out.emplace_back(a, a + STRIPE_LEN);
+    }
+  }
+  return out;
 }
 
 Status ChunkMap::add(const Chunk& chunk) {

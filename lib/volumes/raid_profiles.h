@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // One row per RAID profile: how many copies, whether data is striped, minimum
-// devices (kernel volumes.c btrfs_raid_array).
+// devices, and the chunk allocator's stripe rules (kernel volumes.c
+// btrfs_raid_array).
 #pragma once
 #include <string>
 
@@ -15,6 +16,12 @@ struct RaidProfile {
   bool striped;        // RAID0/RAID10/RAID5/RAID6 rotate stripes
   int devs_min;
   bool readable;       // fsctl maps reads for it
+  // Chunk allocation (kernel btrfs_raid_array, used by btrfs_create_chunk):
+  int dev_stripes;     // stripes per device (DUP: 2, else 1)
+  int devs_max;        // devices per chunk at most; 0 = as many as there are
+  int devs_increment;  // the device count is rounded down to a multiple of this
+  int sub_stripes;     // RAID10: 2, else 1 (the chunk item's sub_stripes)
+  int nparity;         // RAID5: 1, RAID6: 2
 };
 
 /// The row for the profile bits of `flags`. Unknown combinations yield nullptr.
