@@ -38,6 +38,10 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
     if (!work && pending_drop_.empty() && pending_add_.empty() && pending_fst_.empty() && bg_delta_.empty() && !chunks_pending()) break;
   }
   FSCTL_TRY_ASSIGN(SuperBlock sb, updated_sys_chunk_array(fs_.super()));
+  // A RAID1C3/RAID1C4 chunk needs the RAID1C34 incompat bit (kernel
+  // volumes.c check_raid1c34_incompat_flag, set when such a chunk is made).
+  for (auto& n : new_chunks_)
+    if (n.chunk.type & (BLOCK_GROUP_RAID1C3 | BLOCK_GROUP_RAID1C4)) incompat_set |= INCOMPAT_RAID1C34;
   // The chunk tree's root lives in the superblock only (no ROOT_ITEM).
   if (auto it = roots_.find(CHUNK_TREE_OBJECTID); it != roots_.end() && it->second.bytenr != sb.chunk_root.get()) {
     sb.chunk_root.set(it->second.bytenr);

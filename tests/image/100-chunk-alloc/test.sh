@@ -19,7 +19,8 @@
 #  - fsctl inspect block-groups lists it (compared with progs' items);
 #  - the kernel mounts it read-write and writes files (skipped, saying so,
 #    where mount -o loop does not work).
-# Also on a filesystem with a block group tree (items go into tree 11).
+# Also RAID10/RAID0/RAID1C3/RAID1C4 on four devices (RAID1C34 incompat bit)
+# and a filesystem with a block group tree (items go into tree 11).
 # Then (acceptance 2) alloc_chunk(SYSTEM|DUP) explicitly with the old system
 # group excluded (the chunk tree moves into the new chunk, bootstrapped from
 # sys_chunk_array) and 45 more metadata chunks, so the chunk tree grows from
@@ -71,6 +72,24 @@ cr=$(super_field "${LAST_IMGS[0]}" chunk_root)
 echo "dup16k-sys: the chunk tree root ($cr) lives in the new SYSTEM chunk"
 # Two devices, raid1 metadata: one stripe on each device.
 fill_case raid1 "-n 16384 -m raid1 -d raid1" 1G 2 "METADATA|RAID1" 2 1,2 --ops 300 --exclude metadata --max-transactions 1
+
+# Four devices: explicit RAID10, RAID0, RAID1C3 and RAID1C4 chunks (the last
+# two set the RAID1C34 incompat bit, as the kernel does).
+q=()
+for i in 1 2 3 4; do q+=("$T/four.$i.img"); rm -f "$T/four.$i.img"; truncate -s 2G "$T/four.$i.img"; done
+mkfs.btrfs -q -f -n 16384 -m raid10 -d raid10 "${q[@]}" > /dev/null
+(( $(super_field "${q[0]}" incompat_flags) & 0x800 )) && fail "four: RAID1C34 set before any such chunk"
+for p in raid10:4 raid0:4 raid1c3:3 raid1c4:4; do
+  prof=${p%:*} n=${p#*:}
+  "$CT" "${q[@]}" alloc "metadata,$prof" > "$T/four.$prof" 2>&1 || { cat "$T/four.$prof"; fail "four: alloc $prof"; }
+  s=$(new_starts "$T/four.$prof")
+  cc_on "${q[*]}" verify-new "$s" "METADATA|${prof^^}" "$n" | sed "s/^/four: /" || fail "four: $prof chunk"
+done
+(( $(super_field "${q[0]}" incompat_flags) & 0x800 )) || fail "four: RAID1C34 incompat bit not set"
+check_clean four "${q[@]}"
+cc_on "${q[*]}" bytes-used > /dev/null || fail "four: bytes_used"
+echo "four: RAID1C34 incompat bit set"
+kernel_rw four "${q[@]}"
 
 # A filesystem with a block group tree (fsctl convert --bg-tree): the new
 # groups' items go into tree 11, none into the extent tree.

@@ -7,7 +7,8 @@
 #   chunk_check.py verify-new DEV LOGICAL TYPE STRIPES [DEVIDS]
 #       the chunk at LOGICAL exists with type TYPE (dump-tree spelling, e.g.
 #       METADATA|DUP), STRIPES stripes (on the comma-separated DEVIDS when
-#       given), one DEV_EXTENT per stripe naming it with the stripe length,
+#       given; on distinct devices unless DUP), one DEV_EXTENT per stripe
+#       naming it with the stripe length,
 #       a BLOCK_GROUP_ITEM with the same flags and a FREE_SPACE_INFO;
 #       SYSTEM chunks are in sys_chunk_array
 #   chunk_check.py verify-gone DEV LOGICAL LENGTH
@@ -116,6 +117,8 @@ def verify_new(dev, logical, want_type, want_stripes, devids=None):
         sys.exit("chunk %d has type %s expect %s" % (logical, c["type"], want_type))
     if c["num_stripes"] != want_stripes or len(c["stripes"]) != want_stripes:
         sys.exit("chunk %d has %d stripes expect %d" % (logical, c["num_stripes"], want_stripes))
+    if "DUP" not in want_type and len({d for d, _ in c["stripes"]}) != len(c["stripes"]):
+        sys.exit("chunk %d of type %s has two stripes on one device: %s" % (logical, want_type, c["stripes"]))
     if devids is not None and sorted(d for d, _ in c["stripes"]) != sorted(devids):
         sys.exit("chunk %d stripes on devids %s expect %s" % (logical, [d for d, _ in c["stripes"]], devids))
     exts = [e for e in dev_extents(dev) if e["chunk_offset"] == logical]

@@ -2,7 +2,8 @@
 # Shared by the chunk allocation tests 100-102 (source after common/lib.sh).
 # Provides: $CT (tests/tools/chunk_torture), $CC (chunk_check.py: progs'
 # view of chunks, dev extents, block group items, free space info and
-# bytes_used), $MOUNT (1 when mount -o loop works), new_starts LOG,
+# bytes_used; cc_on for multi-device filesystems), $MOUNT (1 when mount -o
+# loop works), new_starts LOG,
 # check_clean WHAT IMG..., kernel_rw WHAT IMG..., super_field IMG FIELD,
 # oracle_compare (fsctl inspect block-groups against progs). Loop devices
 # and mounts made here are undone at exit.
@@ -54,6 +55,24 @@ detach_all() {
   LOOPS=()
 }
 
+# cc_on "IMG..." CMD ARGS...: chunk_check.py CMD on the filesystem of those
+# images; several images are attached as loop devices for the call, so that
+# progs finds every device (a striped chunk tree needs all of them).
+cc_on() {
+  local imgs
+  read -r -a imgs <<< "$1"
+  local cmd=$2 rc=0
+  shift 2
+  if [ ${#imgs[@]} -gt 1 ]; then
+    attach_all "${imgs[@]}"
+    if [ "$cmd" = bytes-used ]; then $CC "$cmd" "${LOOPS[@]}" || rc=$?; else $CC "$cmd" "${LOOPS[0]}" "$@" || rc=$?; fi
+    detach_all
+  else
+    $CC "$cmd" "${imgs[0]}" "$@" || rc=$?
+  fi
+  return $rc
+}
+
 # check_clean WHAT IMG...: btrfs check --readonly passes and sees every device.
 check_clean() {
   local what=$1; shift
@@ -78,8 +97,9 @@ kernel_rw() {
   local mnt="$T/mnt" i
   mkdir -p "$mnt"
   attach_all "$@"
-  local opts=""
-  [ ${#LOOPS[@]} -gt 1 ] && opts="-o device=${LOOPS[1]}"
+  local opts="" l
+  for l in "${LOOPS[@]:1}"; do opts="${opts:+$opts,}device=$l"; done
+  [ -n "$opts" ] && opts="-o $opts"
   # shellcheck disable=SC2086
   mount $opts "${LOOPS[0]}" "$mnt" || { detach_all; fail "$what: the kernel does not mount it"; }
   CK_MNTS+=("$mnt")
