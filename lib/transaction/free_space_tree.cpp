@@ -163,23 +163,38 @@ Status Transaction::apply_free_space() {
   // whole-group extent before its blocks are carved out of it.
   FSCTL_TRY(insert_pending_chunks());
   if (pending_fst_.empty()) return {};
-  auto ops = std::move(pending_fst_);
-  pending_fst_.clear();
   FSCTL_TRY_ASSIGN(auto* root, this->root(FREE_SPACE_TREE_OBJECTID));
   u32 ns = nodesize();
-  for (auto [bytenr, now_free] : ops) {
-    BlockGroupSpace* bg = space_of(bytenr);
-    if (!bg) return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + " lies in no metadata block group");
+  // Runs of adjacent blocks going the same way in one block group are one
+  // range update (a balance allocates and frees thousands of blocks in a
+  // row). Each run is taken out of pending_fst_ just before it is applied,
+  // and a new block of the run is recorded as applied first: the tree
+  // updates below allocate and free blocks themselves, and a block of this
+  // transaction freed (or allocated again) meanwhile must find the state
+  // it changes (test 094: a "used" op taken out of the queue all at once
+  // and its block freed before the op was applied left the block marked
+  // used for good).
+  while (!pending_fst_.empty()) {
+    auto it = pending_fst_.begin();
+    u64 a = it->first;
+    bool now_free = it->second;
+    BlockGroupSpace* bg = space_of(a);
+    if (!bg) return make_error(Errc::corrupt, "tree block " + std::to_string(a) + " lies in no metadata block group");
+    u64 n = 0;
+    while (it != pending_fst_.end() && it->first == a + n && it->second == now_free && it->first + ns <= bg->start + bg->length) {
+      if (!now_free && dirty_.count(it->first)) fst_applied_.insert(it->first);
+      n += ns;
+      it = pending_fst_.erase(it);
+    }
     FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(*this, root->ref(), Key{bg->start, KeyType::FREE_SPACE_INFO, bg->length}));
     if (!info || info->size() < sizeof(FreeSpaceInfo))
       return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg->start));
     bool bitmaps = load_le<u32>(info->data() + 4) & FREE_SPACE_USING_BITMAPS;
     Ctx c{*this, *root, *bg, fs_.sectorsize()};
     if (bitmaps)
-      FSCTL_TRY(bitmap_mark(c, bytenr, ns, now_free));
+      FSCTL_TRY(bitmap_mark(c, a, n, now_free));
     else
-      FSCTL_TRY(extent_mark(c, bytenr, ns, now_free));
-    if (!now_free && dirty_.count(bytenr)) fst_applied_.insert(bytenr);
+      FSCTL_TRY(extent_mark(c, a, n, now_free));
   }
   return {};
 }

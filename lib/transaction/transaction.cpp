@@ -128,10 +128,15 @@ Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 own
   // A block of this transaction freed after the free space tree recorded it
   // as used left a pending "free" op: reusing it cancels that op.
   auto fst = pending_fst_.find(bytenr);
-  if (fst != pending_fst_.end() && fst->second)
+  if (fst != pending_fst_.end() && fst->second) {
+    // The free space tree still says "used" (its "free" op is cancelled):
+    // remember that, so freeing the block again queues the "free" anew
+    // instead of forgetting it (test 094).
     pending_fst_.erase(fst);
-  else
+    fst_applied_.insert(bytenr);
+  } else {
     pending_fst_[bytenr] = false;
+  }
   u64 bg_start = space_of(bytenr)->start;
   bg_delta_[bg_start] += ns;
   touched_bgs_.insert(bg_start);
