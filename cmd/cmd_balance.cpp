@@ -63,6 +63,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
                 "run `fsctl qgroup verify --repair` to make them right");
 
   o.batch = a.batch;
+  o.force = a.force;
   o.dry_run = a.dry_run;
   bool tty = !g.quiet && g.format == Format::text && ::isatty(2);
   if (tty)
@@ -166,7 +167,7 @@ void register_balance(CLI::App& app, const GlobalOptions& g, Action& action) {
   b->add_flag("-s,--system", a->system, "Relocate system block groups (with -f when given alone)");
   b->add_option("--mfilters", a->mfilters)->group("");
   b->add_option("--sfilters", a->sfilters)->group("");
-  b->add_flag("-f,--force", a->force, "Allow -s on its own");
+  b->add_flag("-f,--force", a->force, "Allow -s on its own, and convert= to a profile with fewer copies");
   b->add_flag("-n,--dry-run", a->dry_run, "Select, plan and reserve; write nothing");
   b->add_option("--batch", a->batch, "Block groups relocated per transaction (default 1)")->check(CLI::Range(1, 1 << 20));
   b->add_option("--verify-qgroups", a->verify, "Verify qgroups after the last commit: auto (when quota is on), yes, no")

@@ -68,9 +68,45 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   BalanceReport rep;
   rep.dry_run = opts.dry_run;
   FSCTL_TRY(refuse_unfinished_work(fs));
-  for (const auto* f : {&opts.metadata, &opts.system})
-    if (*f && (*f)->convert)
-      return make_error(Errc::unsupported, "balance convert=" + profile_name(*(*f)->convert) + " is not supported yet");
+  // convert=PROFILE: the profile must be one the devices can hold (kernel
+  // btrfs_balance: "unable to start balance with target ... profile"), and
+  // RAID5/6 are not written by fsctl.
+  std::size_t ndevs = fs.dev_items().size();
+  for (const auto* f : {&opts.metadata, &opts.system}) {
+    if (!*f || !(*f)->convert) continue;
+    u64 p = *(*f)->convert;
+    if (p & (BLOCK_GROUP_RAID5 | BLOCK_GROUP_RAID6))
+      return make_error(Errc::unsupported, "balance convert=" + profile_name(p) + ": fsctl does not write RAID5/RAID6 chunks");
+    const volumes::RaidProfile* prof = volumes::raid_profile(p);
+    if (prof && static_cast<std::size_t>(prof->devs_min) > ndevs)
+      return make_error(Errc::invalid_argument, "balance convert=" + profile_name(p) + " needs at least " + std::to_string(prof->devs_min) +
+                                                    " devices; the filesystem has " + std::to_string(ndevs));
+    // Fewer copies than now (kernel btrfs_balance: "balance: reduces
+    // metadata redundancy, use --force if you want this"): only with -f.
+    bool system = f == &opts.system;
+    int have = 0;
+    for (const auto& bg : fs.block_groups())
+      if ((bg.flags & BLOCK_GROUP_TYPE_MASK) == (system ? BLOCK_GROUP_SYSTEM : BLOCK_GROUP_METADATA))
+        if (const auto* r = volumes::raid_profile(bg.flags)) have = std::max(have, r->ncopies);
+    if (prof && prof->ncopies < have && !opts.force)
+      return make_error(Errc::invalid_argument, "balance convert=" + profile_name(p) + " reduces " + (system ? "system" : "metadata") +
+                                                    " redundancy (" + std::to_string(have) + " copies now, " + std::to_string(prof->ncopies) +
+                                                    " after): add -f if you want this");
+  }
+  // With convert, every transaction allocates only from block groups of the
+  // target profile and makes new chunks with it.
+  auto steer = [&](transaction::Transaction& t) {
+    for (bool system : {false, true}) {
+      const auto& f = system ? opts.system : opts.metadata;
+      if (!f || !f->convert) continue;
+      u64 type = system ? BLOCK_GROUP_SYSTEM : BLOCK_GROUP_METADATA;
+      std::set<u64> other;
+      for (const auto& bg : fs.block_groups())
+        if ((bg.flags & BLOCK_GROUP_TYPE_MASK) == type && (bg.flags & BLOCK_GROUP_PROFILE_MASK) != *f->convert) other.insert(bg.start);
+      t.exclude_block_groups(other);
+      t.set_chunk_profile(type | *f->convert);
+    }
+  };
 
   // Selection per kind (kernel should_balance_chunk with the kind's
   // filters, limit counted per kind), then all of them processed from the
@@ -121,6 +157,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       if (std::getenv("FSCTL_TIMING"))
         std::fprintf(stderr, "timing: %-28s %8.3f s\n", "plan", std::chrono::duration<double>(std::chrono::steady_clock::now() - tp).count());
       t->exclude_block_groups(targets);
+      steer(*t);
       FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(plan.reservation(fs.nodesize())));
       rep.reserved_bytes += reserved;
       if (opts.dry_run) {
@@ -150,6 +187,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
     {
       FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
       t->exclude_block_groups(targets);  // nothing may land in a group about to go
+      steer(*t);
       transaction::Reservation r;
       r.items_deleted = targets.size() * 4;
       r.items_updated = targets.size() * 2;

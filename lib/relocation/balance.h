@@ -23,6 +23,7 @@ struct BalanceOptions {
   std::optional<BalanceFilters> metadata, system;
   u64 batch = 1;            // block groups relocated per transaction
   bool dry_run = false;     // plan and reserve, write nothing
+  bool force = false;       // -f: allow convert= to a profile with fewer copies
   /// Called after each batch with (block groups done, selected, tree blocks copied so far).
   std::function<void(u64, u64, u64)> progress;
 };

@@ -67,6 +67,8 @@ std::vector<volumes::DeviceSpace> Transaction::device_spaces() const {
 }
 
 u64 Transaction::default_chunk_flags(bool system) const {
+  if (system && system_profile_) return *system_profile_;
+  if (!system && metadata_profile_) return *metadata_profile_;
   // The profile most block groups of the kind use (the kernel takes the
   // profile from its space_info; a filesystem converted half-way has two).
   std::map<u64, u64> count;

@@ -123,6 +123,12 @@ class Transaction final : public ctree::TreeWriter {
   /// when the block groups have no room (default: yes). Off, a full
   /// filesystem is Errc::nospc, and reserve() counts no unallocated space.
   void set_chunk_allocation(bool allowed) { chunk_alloc_allowed_ = allowed; }
+  /// Type and profile (BLOCK_GROUP_METADATA or _SYSTEM | profile bit) of the
+  /// chunks the allocator creates by itself from now on, instead of the
+  /// profile most existing groups of that type use (balance convert=).
+  void set_chunk_profile(u64 type_and_profile) {
+    (type_and_profile & format::BLOCK_GROUP_SYSTEM ? system_profile_ : metadata_profile_) = type_and_profile;
+  }
   /// Allocates a new chunk of type and profile `flags` (BLOCK_GROUP_METADATA
   /// or BLOCK_GROUP_SYSTEM, optionally with one profile bit: none = single,
   /// DUP, RAID1, RAID1C3, RAID1C4, RAID0, RAID10) from the devices'
@@ -261,6 +267,7 @@ class Transaction final : public ctree::TreeWriter {
   std::set<u64> touched_bgs_;                       // block groups this transaction allocated from
   std::map<u64, u64> bg_used_written_;              // block group start -> used written at commit
   bool chunk_alloc_allowed_ = true;
+  std::optional<u64> metadata_profile_, system_profile_;  // set_chunk_profile
   bool committed_ = false;
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;

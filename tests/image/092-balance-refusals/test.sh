@@ -3,7 +3,8 @@
 # code, a clear message and the image byte-identical: a paused kernel balance
 # (BALANCE_ITEM in the root tree), a leftover relocation tree, a subvolume
 # whose deletion is in progress (ROOT_ITEM refs 0), mixed data+metadata block
-# groups, a mounted device, convert= (not supported yet), -s without
+# groups, a mounted device, convert= to raid1 on one device, to fewer copies
+# without -f, to raid5, -s without
 # -f, bad filters. The planted states are made with tests/tools/put_item (the
 # kernel makes them only by chance: a balance paused at the right moment, a
 # crash during a kernel balance, an unmount during subvolume cleanup).
@@ -84,7 +85,9 @@ mkimg "$T/mixed.img" 256M --mixed
 refuse mixed "$T/mixed.img" 4 "mixes data and metadata" -m "$T/mixed.img"
 
 # Not supported yet / usage.
-refuse convert "$BASE" 4 "convert=dup is not supported yet" -mconvert=dup "$BASE"
+refuse convert-raid1-one-device "$BASE" 2 "needs at least 2 devices" -mconvert=raid1 "$BASE"
+refuse convert-less-redundancy "$BASE" 2 "add -f" -mconvert=single "$BASE"
+refuse convert-raid5 "$BASE" 4 "RAID5/RAID6" -mconvert=raid5 "$BASE"
 refuse system-alone "$BASE" 2 "needs -f" -s "$BASE"
 refuse bad-usage "$BASE" 2 "percentages go up to 100" -musage=150 "$BASE"
 refuse unknown-filter "$BASE" 2 "unknown balance filter" -mfoo=1 "$BASE"
