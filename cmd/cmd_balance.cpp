@@ -24,7 +24,7 @@ struct BalanceArgs {
   std::vector<std::string> devs;
   bool metadata = false, system = false, force = false, dry_run = false;
   std::string mfilters, sfilters;
-  u64 batch = 1;
+  u64 batch = 0;
   std::string verify = "auto";
 };
 
@@ -169,7 +169,8 @@ void register_balance(CLI::App& app, const GlobalOptions& g, Action& action) {
   b->add_option("--sfilters", a->sfilters)->group("");
   b->add_flag("-f,--force", a->force, "Allow -s on its own, and convert= to a profile with fewer copies");
   b->add_flag("-n,--dry-run", a->dry_run, "Select, plan and reserve; write nothing");
-  b->add_option("--batch", a->batch, "Block groups relocated per transaction (default 1)")->check(CLI::Range(1, 1 << 20));
+  b->add_option("--batch", a->batch, "Block groups relocated per transaction (default: as many as --cache-size holds by used bytes)")
+      ->check(CLI::Range(1, 1 << 20));
   b->add_option("--verify-qgroups", a->verify, "Verify qgroups after the last commit: auto (when quota is on), yes, no")
       ->check(CLI::IsMember({"auto", "yes", "no"}));
   b->add_option("devices", a->devs, "All devices of the filesystem")->required();

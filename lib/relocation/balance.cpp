@@ -139,10 +139,31 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   std::sort(rep.selected.begin(), rep.selected.end(), std::greater<>());
   rep.block_groups_selected = rep.selected.size();
 
-  u64 batch = std::max<u64>(opts.batch, 1);
-  for (std::size_t i = 0; i < rep.selected.size(); i += batch) {
-    std::set<u64> targets(rep.selected.begin() + static_cast<std::ptrdiff_t>(i),
-                          rep.selected.begin() + static_cast<std::ptrdiff_t>(std::min(rep.selected.size(), i + batch)));
+  // Batches: opts.batch groups each, or (batch 0) as many groups as fit
+  // the cache budget by their used bytes — the copies of one batch stay in
+  // memory until its commit — and at least one.
+  std::vector<std::size_t> ends;
+  {
+    u64 budget = std::max<u64>(fs.cache().budget(), 1);
+    std::size_t i = 0;
+    while (i < rep.selected.size()) {
+      std::size_t j = i;
+      u64 bytes = 0;
+      while (j < rep.selected.size()) {
+        u64 used = fs.block_group_of(rep.selected[j])->used;
+        if (opts.batch ? j - i >= opts.batch : (j > i && bytes + used > budget)) break;
+        bytes += used;
+        ++j;
+      }
+      ends.push_back(j);
+      i = j;
+    }
+  }
+  std::size_t next_begin = 0;
+  for (std::size_t end : ends) {
+    std::size_t begin = next_begin;
+    next_begin = end;
+    std::set<u64> targets(rep.selected.begin() + static_cast<std::ptrdiff_t>(begin), rep.selected.begin() + static_cast<std::ptrdiff_t>(end));
     // Groups already empty (e.g. relocated by a run that stopped before
     // removing them) need no relocation transaction.
     bool any_used = false;
@@ -201,7 +222,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       rep.used_bytes += t->stats().used_bytes;
       rep.block_groups_removed += targets.size();
     }
-    if (opts.progress) opts.progress(std::min<u64>(rep.selected.size(), i + batch), rep.selected.size(), rep.relocation.tree_blocks_copied);
+    if (opts.progress) opts.progress(end, rep.selected.size(), rep.relocation.tree_blocks_copied);
   }
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;

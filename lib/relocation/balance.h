@@ -21,7 +21,7 @@ struct BalanceOptions {
   /// filters is not balanced. As with btrfs balance, -m alone also balances
   /// system block groups with the same filters (the caller sets both).
   std::optional<BalanceFilters> metadata, system;
-  u64 batch = 1;            // block groups relocated per transaction
+  u64 batch = 0;            // block groups relocated per transaction; 0: as many as the cache budget holds by used bytes
   bool dry_run = false;     // plan and reserve, write nothing
   bool force = false;       // -f: allow convert= to a profile with fewer copies
   /// Called after each batch with (block groups done, selected, tree blocks copied so far).
