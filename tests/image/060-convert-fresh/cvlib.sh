@@ -66,3 +66,23 @@ write_more() {
   for i in 1 2 3 4 5 6 7 8; do echo "$2 $i" > "$1/new-$2/s$i"; done
   sync
 }
+
+# fixture_devs FX NAME: unpacks fixture NAME from directory FX into $T and
+# sets devs (the devices to give fsctl), mountdev (what to mount) and
+# checkdev (what btrfs check reads); a 2-device fixture is attached to loop
+# devices and scanned.
+fixture_devs() {
+  local fx=$1 name=$2 d
+  devs=() checkdev=() mountdev=()
+  if [ -f "$fx/$name.img.zst" ]; then
+    unpack_fixture "$fx/$name.img.zst" "$T/$name.img"
+    devs=("$T/$name.img"); checkdev=("${devs[0]}"); mountdev=("${devs[0]}")
+  else
+    for d in 1 2; do
+      unpack_fixture "$fx/$name.dev$d.img.zst" "$T/$name.dev$d.img"
+      attach "$T/$name.dev$d.img"; devs+=("$LOOPDEV")
+    done
+    btrfs device scan "${devs[@]}" > /dev/null
+    checkdev=("${devs[0]}"); mountdev=("${devs[0]}" "${devs[1]}")
+  fi
+}

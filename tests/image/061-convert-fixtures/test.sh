@@ -59,18 +59,7 @@ for name in basic-4k-crc32c-dup manybg-4k-single-1g mixed-bg-4k-crc32c quota-16k
             quota-64k-blake2-dup raid1-2dev-16k-xxhash sha256-4k-single-zstdforce quota-4k-crc32c-single-corrupt; do
   [ -f "$FX/$name.json" ] || { echo "NOTE: $name absent"; continue; }
   t0=$SECONDS
-  devs=() checkdev=() mountdev=()
-  if [ -f "$FX/$name.img.zst" ]; then
-    unpack_fixture "$FX/$name.img.zst" "$T/$name.img"
-    devs=("$T/$name.img"); checkdev=("${devs[0]}"); mountdev=("${devs[0]}")
-  else
-    for d in 1 2; do
-      unpack_fixture "$FX/$name.dev$d.img.zst" "$T/$name.dev$d.img"
-      attach "$T/$name.dev$d.img"; devs+=("$LOOPDEV")
-    done
-    btrfs device scan "${devs[@]}" > /dev/null
-    checkdev=("${devs[0]}"); mountdev=("${devs[0]}" "${devs[1]}")
-  fi
+  fixture_devs "$FX" "$name"
   quota=$(python3 -c 'import json,sys; print(1 if (json.load(open(sys.argv[1])).get("quota") or {}).get("enabled") else 0)' "$FX/$name.json")
   checkref=""
   if ! btrfs check --readonly "${checkdev[0]}" > "$T/check.ref" 2>&1; then

@@ -35,18 +35,7 @@ for name in basic-4k-crc32c-dup manybg-4k-single-1g quota-16k-xxhash-dup quota-4
             spacecache-v1-16k-crc32c; do
   [ -f "$FX/$name.json" ] || { echo "NOTE: $name absent"; continue; }
   t0=$SECONDS
-  devs=() mountdev=()
-  if [ -f "$FX/$name.img.zst" ]; then
-    unpack_fixture "$FX/$name.img.zst" "$T/$name.img"
-    devs=("$T/$name.img"); mountdev=("${devs[0]}")
-  else
-    for d in 1 2; do
-      unpack_fixture "$FX/$name.dev$d.img.zst" "$T/$name.dev$d.img"
-      attach "$T/$name.dev$d.img"; devs+=("$LOOPDEV")
-    done
-    btrfs device scan "${devs[@]}" > /dev/null
-    mountdev=("${devs[0]}" "${devs[1]}")
-  fi
+  fixture_devs "$FX" "$name"
   case $name in
     mixed-bg-*|spacecache-v1-*)
       before=$(cat "${devs[@]}" | sha256sum)
