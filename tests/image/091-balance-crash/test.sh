@@ -11,15 +11,15 @@
 # and rerunning `fsctl balance -m` completes: no original metadata block group
 # is left, btrfs check and qgroup verify pass, and (where mount works) the
 # kernel mounts it and every file's sha256 equals the original's.
-# Crash points: every N up to CRASH_DENSE (default 24: the first commit's
-# writes and superblocks), then every CRASH_STEP-th (default 9) until the run
+# Crash points: every N up to CRASH_DENSE (default 12: the first commit's
+# writes), then every CRASH_STEP-th (default 13) until the run
 # completes without crashing, to stay in the time budget; CRASH_DENSE=100000
 # checks every single N (333 points, about 12 minutes; all passed when run).
 source "$(dirname "$0")/../common/lib.sh"
 source "$(dirname "$0")/../common/balance_check.sh"
 need_mount
-DENSE=${CRASH_DENSE:-24}
-STEP=${CRASH_STEP:-9}
+DENSE=${CRASH_DENSE:-12}
+STEP=${CRASH_STEP:-13}
 
 BASE="$T/base.img"
 mkimg "$BASE" 1G -n 4096 -m single
