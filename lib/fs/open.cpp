@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The open sequence (DESIGN.md "Reading"): superblock → sys_chunk_array →
 // chunk tree → root tree → block groups. Mirrors kernel open_ctree order.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <span>
 
 #include "lib/ctree/search.h"
@@ -25,6 +28,17 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
   mode.exclusive = opts.write;
   std::vector<std::unique_ptr<io::BlockDevice>> devs;
   auto fail_after = opts.write ? io::fail_after_writes_from_env() : std::nullopt;
+  // The same device named twice (two paths to one file or block device)
+  // would be opened twice: say so instead of failing on our own lock.
+  std::map<std::pair<u64, u64>, std::string> seen;
+  for (auto& p : paths) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) continue;  // open_device reports it
+    std::pair<u64, u64> id = S_ISBLK(st.st_mode) ? std::pair<u64, u64>{0, st.st_rdev} : std::pair<u64, u64>{st.st_dev, st.st_ino};
+    auto [it, fresh] = seen.emplace(id, p);
+    if (!fresh)
+      return make_error(Errc::invalid_argument, p + ": the same device is given twice (also as " + it->second + "); give each device once");
+  }
   for (auto& p : paths) {
     FSCTL_TRY_ASSIGN(auto d, io::open_device(p, mode, rep));
     if (fail_after) d = io::make_fault_device(std::move(d), *fail_after);

@@ -167,10 +167,24 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
     p.checks_[e.item.bytenr] = c;
     if (e.item.level > 0) frontier.push_back({e.item.bytenr, c});
   }
+  auto in_target = [&](u64 bytenr) {
+    const fs::BlockGroup* bg = fs.block_group_of(bytenr);
+    return bg && p.bgs_.count(bg->start) > 0;
+  };
+  // A block a tree reaches inside a target must have its extent item, or
+  // it would be left behind in a block group about to be removed.
+  auto must_be_target = [&](u64 bytenr, u64 tree) -> Status {
+    if (!in_target(bytenr) || p.targets_.count(bytenr)) return {};
+    return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + " of tree " + tree_name(tree) + " lies in block group " +
+                                         std::to_string(fs.block_group_of(bytenr)->start) +
+                                         " but has no METADATA_ITEM in the extent tree (run btrfs check); nothing was written");
+  };
+  for (auto& [bytenr, key] : p.root_items_) FSCTL_TRY(must_be_target(bytenr, key.objectid));
   while (!frontier.empty()) {
     std::vector<ctree::BlockRequest> next;
     FSCTL_TRY(t.read_tree_blocks(frontier, [&](const cache::TreeBlockRef& b) -> Status {
       NodeView v = b->view();
+      for (u32 i = 0; i < v.nritems(); ++i) FSCTL_TRY(must_be_target(v.blockptr(i), v.owner()));
       Node& n = p.nodes_[b->bytenr];
       n.level = v.level();
       n.children.reserve(v.nritems());
@@ -205,6 +219,40 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
   }
   for (auto& [bytenr, key] : p.root_items_)
     if (!p.nodes_.count(bytenr) && p.targets_.count(bytenr)) p.copy_[bytenr] = 0;  // a root that is a leaf
+
+  // The global trees' blocks in the targets (nodes read, not leaves), each
+  // with its extent item.
+  for (u64 id : GLOBAL_TREES) {
+    if (id != ROOT_TREE_OBJECTID && !fs.find_root(id)) continue;
+    FSCTL_TRY_ASSIGN(auto* r, t.root(id));
+    std::set<u64> found;
+    FSCTL_TRY(find_target_paths(t, *r, in_target, found));
+    for (u64 b : found) FSCTL_TRY(must_be_target(b, id));
+    p.global_found_.insert(found.begin(), found.end());
+  }
+
+  // Each target's `used` must be the bytes of its tree blocks: otherwise
+  // the group would not be empty after relocation (and could never be
+  // removed), found only after a commit.
+  std::map<u64, u64> sum;
+  for (auto& [b, level] : p.targets_) sum[fs.block_group_of(b)->start] += fs.nodesize();
+  for (u64 start : targets) {
+    const fs::BlockGroup* bg = fs.block_group_of(start);
+    std::optional<std::vector<u8>> item;
+    for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
+      if (!fs.find_root(tree)) continue;
+      FSCTL_TRY_ASSIGN(auto* r, t.root(tree));
+      FSCTL_TRY_ASSIGN(item, ctree::lookup_item(t, r->ref(), Key{start, KeyType::BLOCK_GROUP_ITEM, bg->length}));
+      if (item) break;
+    }
+    if (!item || item->size() < sizeof(BlockGroupItem))
+      return make_error(Errc::corrupt, "block group " + std::to_string(start) + " has no BLOCK_GROUP_ITEM; nothing was written");
+    u64 used = load_le<u64>(item->data());
+    if (used != sum[start])
+      return make_error(Errc::corrupt, "block group " + std::to_string(start) + ": its item says " + std::to_string(used) +
+                                           " bytes used, its tree blocks' extent items add up to " + std::to_string(sum[start]) +
+                                           " (run btrfs check); nothing was written");
+  }
   return p;
 }
 
@@ -239,13 +287,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   };
 
   PhaseTimer timer;
-  // The global trees' blocks in the targets, before anything changes.
-  std::set<u64> global_found;
-  for (u64 id : GLOBAL_TREES) {
-    if (id != ROOT_TREE_OBJECTID && !fs.find_root(id)) continue;
-    FSCTL_TRY_ASSIGN(auto* r, t.root(id));
-    FSCTL_TRY(find_target_paths(t, *r, in_target, global_found));
-  }
+  const std::set<u64>& global_found = global_found_;  // found by make(), before anything changed
 
   timer.mark("global targets found");
   // 1. Copy every subvolume-tree block to move, streaming the originals in

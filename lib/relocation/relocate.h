@@ -43,9 +43,12 @@ struct RelocationStats {
 class RelocationPlan {
  public:
   /// Reads the extent items in `targets` (logical starts of metadata block
-  /// groups) and the nodes of every subvolume tree (leaves are not read).
+  /// groups) and the nodes of every tree (leaves are not read).
   /// Errors: Errc::unsupported for data extents in a target (mixed block
-  /// groups), non-skinny tree block extents; read errors.
+  /// groups), non-skinny tree block extents; Errc::corrupt for a block a
+  /// tree reaches inside a target without its METADATA_ITEM, or a target
+  /// whose BLOCK_GROUP_ITEM used differs from its tree blocks' bytes; read
+  /// errors.
   [[nodiscard]] static Result<RelocationPlan> make(transaction::Transaction& t, const std::set<u64>& targets);
 
   /// Tree blocks found in the targets.
@@ -76,6 +79,7 @@ class RelocationPlan {
   std::map<u64, ctree::ParentCheck> checks_;          // expected header of each block seen (from its first parent)
   std::map<u64, u8> copy_;                            // subvolume-tree blocks to copy -> level
   std::vector<std::pair<u64, format::Key>> root_items_;  // subvolume root block -> its ROOT_ITEM key
+  std::set<u64> global_found_;                        // global-tree blocks in the targets
 };
 
 }  // namespace fsctl::relocation

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 181-attack-balance-missing-metadata-item: documents an OPEN BUG (fails today).
+# 181-attack-balance-missing-metadata-item: a bug found by attack, fixed: the plan now checks every block a tree reaches inside a target has its METADATA_ITEM, before anything is written.
 # A subvolume leaf inside the metadata block group whose METADATA_ITEM is gone
 # from the extent tree (its key type changed to TREE_BLOCK_REF with btrfs_edit,
 # checksum fixed; btrfs check rejects the image). RelocationPlan::make takes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 182-attack-balance-bg-used-wrong: documents an OPEN BUG (fails today).
+# 182-attack-balance-bg-used-wrong: a bug found by attack, fixed: the plan compares each target's used with its tree blocks before anything is written.
 # The METADATA block group item's `used` disagrees with its extent items
 # (btrfs check: "block group ... used X but extent items used Y"); edited with
 # btrfs_edit, checksum fixed. Today `fsctl balance -m` commits the relocation

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 183-attack-balance-same-device-twice: documents an OPEN BUG (fails today).
+# 183-attack-balance-same-device-twice: a bug found by attack, fixed: FsInfo::open refuses a device given twice (usage error, exit 2).
 # `fsctl balance -m IMG IMG` (the same device given twice, e.g. a typo for
 # the second device of a 2-device filesystem) exits 5 with "device is in use
 # by another writer (fsctl holds it locked); try again when it has finished"
