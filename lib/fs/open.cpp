@@ -29,9 +29,10 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
   std::vector<std::unique_ptr<io::BlockDevice>> devs;
   auto fail_after = opts.write ? io::fail_after_writes_from_env() : std::nullopt;
   // The same device named twice (two paths to one file or block device)
-  // would be opened twice: say so instead of failing on our own lock.
+  // would be opened twice for writing: say so instead of failing on our own
+  // exclusive lock (a read-only open finds it from the devids, naming them).
   std::map<std::pair<u64, u64>, std::string> seen;
-  for (auto& p : paths) {
+  for (auto& p : opts.write ? paths : std::vector<std::string>{}) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) continue;  // open_device reports it
     std::pair<u64, u64> id = S_ISBLK(st.st_mode) ? std::pair<u64, u64>{0, st.st_rdev} : std::pair<u64, u64>{st.st_dev, st.st_ino};
