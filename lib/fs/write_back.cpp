@@ -7,11 +7,9 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
+#include "lib/base/phase_timer.h"
 #include "lib/format/csum.h"
 #include "lib/fs/fs_info.h"
 #include "lib/io/aligned_buffer.h"
@@ -25,7 +23,7 @@ constexpr std::size_t WRITE_THREADS = 4;  // write requests in flight
 
 Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks) {
   if (!writable_) return make_error(Errc::invalid_argument, "filesystem was opened read-only");
-  auto t0 = std::chrono::steady_clock::now();
+  PhaseTimer timer;
   constexpr u64 MAX_REQUEST = 8ULL << 20;  // bytes per write request (each one is a wait for the device)
   u32 ns = nodesize();
   struct Piece {
@@ -102,9 +100,7 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
     for (auto& th : threads) th.join();
   }
   if (first_error) return make_error(*first_error);
-  if (std::getenv("FSCTL_TIMING"))
-    std::fprintf(stderr, "timing: %-28s %8.3f s (%zu blocks, %zu requests)\n", "write tree blocks",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), blocks.size(), requests.size());
+  timer.mark("write tree blocks", "(" + std::to_string(blocks.size()) + " blocks, " + std::to_string(requests.size()) + " requests)");
   for (auto& b : blocks) {
     b->dirty = false;
     cache_.insert(b);

@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <functional>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
+#include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
 #include "lib/format/items.h"
 #include "lib/format/names.h"
@@ -45,21 +44,6 @@ Status refuse_unfinished_work(fs::FsInfo& fs) {
   return {};
 }
 
-// The committed `used` of block group `start`, from its BLOCK_GROUP_ITEM in
-// the block group tree or the extent tree (the in-memory list is as of open).
-Result<u64> committed_used(fs::FsInfo& fs, u64 start) {
-  const fs::BlockGroup* bg = fs.block_group_of(start);
-  if (!bg || bg->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
-  for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
-    auto root = fs.find_root(tree);
-    if (!root) continue;
-    FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, *root, Key{start, KeyType::BLOCK_GROUP_ITEM, bg->length}));
-    if (!item) continue;
-    if (item->size() < sizeof(BlockGroupItem)) return make_error(Errc::corrupt, "short block group item " + std::to_string(start));
-    return load_le<u64>(item->data());
-  }
-  return make_error(Errc::corrupt, "no BLOCK_GROUP_ITEM for block group " + std::to_string(start));
-}
 
 }  // namespace
 
@@ -168,15 +152,14 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
     // removing them) need no relocation transaction.
     bool any_used = false;
     for (u64 s : targets) {
-      FSCTL_TRY_ASSIGN(u64 used, committed_used(fs, s));
+      FSCTL_TRY_ASSIGN(u64 used, committed_block_group_used(fs, s));
       if (used) any_used = true;
     }
     if (any_used) {
       FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
-      auto tp = std::chrono::steady_clock::now();
+      PhaseTimer timer;
       FSCTL_TRY_ASSIGN(auto plan, RelocationPlan::make(*t, targets));
-      if (std::getenv("FSCTL_TIMING"))
-        std::fprintf(stderr, "timing: %-28s %8.3f s\n", "plan", std::chrono::duration<double>(std::chrono::steady_clock::now() - tp).count());
+      timer.mark("plan");
       t->exclude_block_groups(targets);
       steer(*t);
       FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(plan.reservation(fs.nodesize())));
@@ -188,10 +171,9 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
         return rep;
       }
       FSCTL_TRY(plan.apply(*t, rep.relocation));
-      auto tc = std::chrono::steady_clock::now();
+      timer = PhaseTimer{};
       FSCTL_TRY(t->commit());
-      if (std::getenv("FSCTL_TIMING"))
-        std::fprintf(stderr, "timing: %-28s %8.3f s\n", "commit", std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count());
+      timer.mark("commit");
       rep.commits++;
       rep.tree_blocks_written += t->stats().blocks_written;
       rep.used_bytes += t->stats().used_bytes;
@@ -199,7 +181,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       continue;
     }
     for (u64 s : targets) {
-      FSCTL_TRY_ASSIGN(u64 used, committed_used(fs, s));
+      FSCTL_TRY_ASSIGN(u64 used, committed_block_group_used(fs, s));
       if (used != 0)
         return make_error(Errc::corrupt, "block group " + std::to_string(s) + " still has " + std::to_string(used) +
                                              " bytes used after relocating its tree blocks");

@@ -9,12 +9,10 @@
 #include "lib/relocation/relocate.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 
+#include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
 #include "lib/format/decode.h"
@@ -27,18 +25,6 @@ using namespace fsctl::format;
 using transaction::Transaction;
 
 namespace {
-
-// FSCTL_TIMING=1: phase times of relocation on stderr (for bench/ profiling).
-struct PhaseTimer {
-  bool on = std::getenv("FSCTL_TIMING") != nullptr;
-  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
-  void mark(const char* what) {
-    if (!on) return;
-    auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "timing: %-28s %8.3f s\n", what, std::chrono::duration<double>(now - t).count());
-    t = now;
-  }
-};
 
 /// Trees the kernel reference-counts (BTRFS_ROOT_SHAREABLE): subvolumes,
 /// snapshots and the data relocation tree.
@@ -126,6 +112,20 @@ Result<std::vector<Key>> find_target_paths(Transaction& t, const ctree::WriteRoo
 
 }  // namespace
 
+Result<u64> committed_block_group_used(fs::FsInfo& fs, u64 start) {
+  const fs::BlockGroup* bg = fs.block_group_of(start);
+  if (!bg || bg->start != start) return make_error(Errc::corrupt, "no block group starts at " + std::to_string(start));
+  for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
+    auto root = fs.find_root(tree);
+    if (!root) continue;
+    FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, *root, Key{start, KeyType::BLOCK_GROUP_ITEM, bg->length}));
+    if (!item) continue;
+    if (item->size() < sizeof(BlockGroupItem)) return make_error(Errc::corrupt, "short block group item " + std::to_string(start));
+    return load_le<u64>(item->data());
+  }
+  return make_error(Errc::corrupt, "block group " + std::to_string(start) + " has no BLOCK_GROUP_ITEM; nothing was written");
+}
+
 Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>& targets) {
   RelocationPlan p;
   p.bgs_ = targets;
@@ -167,10 +167,7 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
     p.checks_[e.item.bytenr] = c;
     if (e.item.level > 0) frontier.push_back({e.item.bytenr, c});
   }
-  auto in_target = [&](u64 bytenr) {
-    const fs::BlockGroup* bg = fs.block_group_of(bytenr);
-    return bg && p.bgs_.count(bg->start) > 0;
-  };
+  auto in_target = [&](u64 bytenr) { return p.in_target(fs, bytenr); };
   // A block a tree reaches inside a target must have its extent item, or
   // it would be left behind in a block group about to be removed.
   auto must_be_target = [&](u64 bytenr, u64 tree) -> Status {
@@ -237,23 +234,18 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
   std::map<u64, u64> sum;
   for (auto& [b, level] : p.targets_) sum[fs.block_group_of(b)->start] += fs.nodesize();
   for (u64 start : targets) {
-    const fs::BlockGroup* bg = fs.block_group_of(start);
-    std::optional<std::vector<u8>> item;
-    for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
-      if (!fs.find_root(tree)) continue;
-      FSCTL_TRY_ASSIGN(auto* r, t.root(tree));
-      FSCTL_TRY_ASSIGN(item, ctree::lookup_item(t, r->ref(), Key{start, KeyType::BLOCK_GROUP_ITEM, bg->length}));
-      if (item) break;
-    }
-    if (!item || item->size() < sizeof(BlockGroupItem))
-      return make_error(Errc::corrupt, "block group " + std::to_string(start) + " has no BLOCK_GROUP_ITEM; nothing was written");
-    u64 used = load_le<u64>(item->data());
+    FSCTL_TRY_ASSIGN(u64 used, committed_block_group_used(fs, start));
     if (used != sum[start])
       return make_error(Errc::corrupt, "block group " + std::to_string(start) + ": its item says " + std::to_string(used) +
                                            " bytes used, its tree blocks' extent items add up to " + std::to_string(sum[start]) +
                                            " (run btrfs check); nothing was written");
   }
   return p;
+}
+
+bool RelocationPlan::in_target(const fs::FsInfo& fs, u64 bytenr) const {
+  const fs::BlockGroup* bg = fs.block_group_of(bytenr);
+  return bg && bgs_.count(bg->start) > 0;
 }
 
 transaction::Reservation RelocationPlan::reservation(u32 nodesize) const {
@@ -281,15 +273,11 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   t.exclude_block_groups(bgs_);
   fs::FsInfo& fs = t.fs();
   u32 ns = t.nodesize();
-  auto in_target = [&](u64 bytenr) {
-    const fs::BlockGroup* bg = fs.block_group_of(bytenr);
-    return bg && bgs_.count(bg->start) > 0;
-  };
+  auto in_target = [&](u64 bytenr) { return this->in_target(fs, bytenr); };
 
   PhaseTimer timer;
   const std::set<u64>& global_found = global_found_;  // found by make(), before anything changed
 
-  timer.mark("global targets found");
   // 1. Copy every subvolume-tree block to move, streaming the originals in
   // physical order. A copy is the original with a new header bytenr.
   std::map<u64, u64> memo;

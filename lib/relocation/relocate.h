@@ -39,6 +39,12 @@ struct RelocationStats {
   u64 qgroup_dirty_extents = 0;
 };
 
+/// The committed `used` (bytes) of the block group starting at logical
+/// `start`, from its BLOCK_GROUP_ITEM in the block group tree or the extent
+/// tree (FsInfo's block group list is as of open). Errors: Errc::corrupt
+/// when no block group starts there, its item is missing or short.
+[[nodiscard]] Result<u64> committed_block_group_used(fs::FsInfo& fs, u64 start);
+
 /// What relocating a set of block groups will do, found by reading only.
 class RelocationPlan {
  public:
@@ -69,6 +75,8 @@ class RelocationPlan {
   [[nodiscard]] Status apply(transaction::Transaction& t, RelocationStats& stats);
 
  private:
+  /// Whether logical `bytenr` lies in one of the target block groups.
+  [[nodiscard]] bool in_target(const fs::FsInfo& fs, u64 bytenr) const;
   struct Node {
     u8 level = 0;
     std::vector<u64> children;
