@@ -15,18 +15,11 @@ PUT=${FSCTL_PUT_ITEM:?FSCTL_PUT_ITEM must point at the put_item test tool}
 
 # Base: a subvolume and a snapshot with some files, quota on.
 BASE="$T/base.img"
-mkimg "$BASE" 1G -n 4096
 if ( need_mount ) > /dev/null 2>&1; then
-  mkdir -p "$T/mnt"
-  mount -o loop "$BASE" "$T/mnt"
-  btrfs quota enable "$T/mnt"
-  btrfs subvolume create "$T/mnt/sv" > /dev/null
-  for i in $(seq 1 300); do head -c $((i * 37 % 3000 + 1)) /dev/urandom > "$T/mnt/sv/f$i"; done
-  btrfs subvolume snapshot "$T/mnt/sv" "$T/mnt/snap" > /dev/null
-  btrfs quota rescan -w "$T/mnt" > /dev/null
-  umount "$T/mnt"
+  mksnapimg "$BASE" 300
   HAVE_SUBVOL=1
 else
+  mkimg "$BASE" 1G -n 4096
   echo "NOTE: mount -o loop unavailable: the refusal cases run on a fresh mkfs image"
   HAVE_SUBVOL=0
 fi

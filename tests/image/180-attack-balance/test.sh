@@ -17,16 +17,7 @@ need_mount
 export FSCTL_SRC
 
 img0="$T/base.img"
-mkimg "$img0" 1G -n 4096
-mkdir -p "$T/mnt"
-mount -o loop "$img0" "$T/mnt"
-btrfs quota enable "$T/mnt"
-btrfs subvolume create "$T/mnt/sv" > /dev/null
-for i in $(seq 1 800); do head -c $((i * 37 % 3000 + 1)) /dev/urandom > "$T/mnt/sv/f$i"; done
-btrfs subvolume snapshot "$T/mnt/sv" "$T/mnt/snap" > /dev/null
-for i in $(seq 1 50); do echo x > "$T/mnt/snap/g$i"; done
-btrfs quota rescan -w "$T/mnt" > /dev/null
-umount "$T/mnt"
+mksnapimg "$img0" 800 50
 c() { cp --sparse=always "$img0" "$T/$1.img"; echo "$T/$1.img"; }
 
 # Missing device of a 2-device filesystem.

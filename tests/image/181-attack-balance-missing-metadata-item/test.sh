@@ -25,16 +25,7 @@ need_root
 need_mount
 
 img0="$T/base.img"
-mkimg "$img0" 1G -n 4096
-mkdir -p "$T/mnt"
-mount -o loop "$img0" "$T/mnt"
-btrfs quota enable "$T/mnt"
-btrfs subvolume create "$T/mnt/sv" > /dev/null
-for i in $(seq 1 1500); do head -c $((i * 37 % 3000 + 1)) /dev/urandom > "$T/mnt/sv/f$i"; done
-btrfs subvolume snapshot "$T/mnt/sv" "$T/mnt/snap" > /dev/null
-for i in $(seq 1 100); do echo x > "$T/mnt/snap/g$i"; done
-btrfs quota rescan -w "$T/mnt" > /dev/null
-umount "$T/mnt"
+mksnapimg "$img0" 1500 100
 
 # A leaf of subvolume 256 (not its root) in the METADATA block group, the
 # extent-tree slot of its METADATA_ITEM, and the block group item.

@@ -18,13 +18,7 @@ need_root
 need_mount
 
 img0="$T/base.img"
-mkimg "$img0" 1G -n 4096
-mkdir -p "$T/mnt"
-mount -o loop "$img0" "$T/mnt"
-btrfs subvolume create "$T/mnt/sv" > /dev/null
-for i in $(seq 1 600); do head -c $((i * 37 % 3000 + 1)) /dev/urandom > "$T/mnt/sv/f$i"; done
-btrfs subvolume snapshot "$T/mnt/sv" "$T/mnt/snap" > /dev/null
-umount "$T/mnt"
+mksnapimg "$img0" 600 0 noquota
 
 read -r BGSTART BGLEAF BGOFF USED < <("$FSCTL" inspect dump-tree --format json -t extent "$img0" | python3 -c '
 import json, sys

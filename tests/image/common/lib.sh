@@ -28,3 +28,20 @@ unpack_fixture() {
   [ -f "$src" ] || return 1
   zstd -q -d --sparse -f "$src" -o "$dest"
 }
+# mksnapimg IMG NFILES [SNAPFILES] [quota|noquota]: a 1 GiB image (nodesize
+# 4K) made through a loop mount (the caller has checked need_mount):
+# subvolume sv with NFILES small random files, its snapshot snap with
+# SNAPFILES more files, quota enabled and rescanned unless noquota.
+mksnapimg() {
+  local img=$1 n=$2 extra=${3:-0} quota=${4:-quota} m="$T/.mksnapimg.mnt" i
+  mkimg "$img" 1G -n 4096
+  mkdir -p "$m"
+  mount -o loop "$img" "$m"
+  if [ "$quota" = quota ]; then btrfs quota enable "$m"; fi
+  btrfs subvolume create "$m/sv" > /dev/null
+  for i in $(seq 1 "$n"); do head -c $((i * 37 % 3000 + 1)) /dev/urandom > "$m/sv/f$i"; done
+  btrfs subvolume snapshot "$m/sv" "$m/snap" > /dev/null
+  for i in $(seq 1 "$extra"); do echo x > "$m/snap/g$i"; done
+  if [ "$quota" = quota ]; then btrfs quota rescan -w "$m" > /dev/null; fi
+  umount "$m"
+}
