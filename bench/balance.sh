@@ -361,7 +361,7 @@ import json, sys
 print(sum(g["metadata_items"] for g in json.load(open(sys.argv[1]))["block_groups"] if g["flags"].split("|")[0] in ("METADATA", "SYSTEM")))' "$INFO")
 
 have_balance=0
-if "$FSCTL" --help 2>&1 | grep -qE '^[[:space:]]+balance([[:space:]]|$)'; then have_balance=1; fi
+if grep -qE '^[[:space:]]+balance([[:space:]]|$)' < <("$FSCTL" --help 2>&1); then have_balance=1; fi
 
 echo
 bench_header

@@ -212,7 +212,7 @@ mount_measure() {
 }
 
 have_tune=0
-if [ -n "$BTRFSTUNE" ] && "$BTRFSTUNE" --help 2>&1 | grep -q -- --convert-to-block-group-tree; then have_tune=1; fi
+if [ -n "$BTRFSTUNE" ] && grep -q -- --convert-to-block-group-tree < <("$BTRFSTUNE" --help 2>&1); then have_tune=1; fi
 
 bench_header "${BATCH:+, --batch $BATCH}"
 if [ "$have_tune" = 1 ]; then

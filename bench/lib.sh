@@ -104,7 +104,7 @@ make_snap_image() {
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 now_ns() { date +%s%N; }
-gen_of() { "$BTRFS" inspect-internal dump-super "$1" 2>/dev/null | awk '$1 == "generation" { print $2; exit }'; }
+gen_of() { "$BTRFS" inspect-internal dump-super "$1" 2>/dev/null | awk '!s && $1 == "generation" { print $2; s = 1 }'; }
 fresh_copy() {  # SRC DST
   rm -f "$2"
   cp --sparse=always "$1" "$2"

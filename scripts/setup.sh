@@ -8,7 +8,7 @@ PKGS=(g++ cmake make pkg-config clang libclang-rt-14-dev
       btrfs-progs zstd xz-utils python3 util-linux kmod strace groff-base)
 missing=()
 for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  grep -q "install ok installed" < <(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || missing+=("$p")
 done
 if ((${#missing[@]})); then
   if [ "$(id -u)" -ne 0 ]; then

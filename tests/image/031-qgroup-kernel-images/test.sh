@@ -106,7 +106,7 @@ scenario() {
   # the cleaner removes qgroup 0/Ctmp after the drop (kernel 6.x); a rescan that
   # overlaps that removal ends inconsistent, so wait for it
   for i in $(seq 50); do
-    btrfs qgroup show --raw "$m" 2>/dev/null | grep -q "^0/$Ctmp " || break
+    btrfs qgroup show --raw "$m" 2>/dev/null | grep_q "^0/$Ctmp " || break
     sleep 0.2
   done
   kernel_truth "$m" "$T/truth-$ns.json"

@@ -118,7 +118,7 @@ for try in 1 2 3; do
   qg_mount "$T/b.img" "$T/m"
   btrfs quota rescan "$T/m" >/dev/null
   qg_umount "$T/m"          # close_ctree pauses the rescan worker; flag and progress stay on disk
-  if status_flags "$T/b.img" | grep -q SCANNING; then got_b=1; break; fi
+  if status_flags "$T/b.img" | grep_q SCANNING; then got_b=1; break; fi
   echo "  try $try: the rescan finished before the unmount ($(status_flags "$T/b.img"))"
 done
 if [ $got_b -eq 1 ]; then

@@ -85,7 +85,7 @@ print(s["state"], s["in_extent_tree"], s["in_block_group_tree"])' "$T/bg.cur")
   [ "$st $ne $nb" = "$1 $2 $3" ] || fail "$name: inspect block-groups says $st $ne/$nb, expect $1 $2/$3"
   $CVTOOL bgs-split "$T/bg.cur" "$T/bg.cur" > /dev/null || fail "$name: the half state is not a clean split"
   "$FSCTL" inspect block-groups "$IMG" > "$T/bg.txt"
-  head -1 "$T/bg.txt" | grep -q "$1" || fail "$name: text output does not name the state"
+  head -1 "$T/bg.txt" | grep_q "$1" || fail "$name: text output does not name the state"
   summary+=" reported as $1 ($2 in the extent tree, $3 in tree 11);"
 }
 

@@ -37,7 +37,7 @@ ASAN_OPTIONS=detect_leaks=0 strace -f -o /dev/null -e trace=pwrite64 -e inject=p
 apid=$!
 trap 'kill -9 $(pgrep -P "$apid") "$apid" 2>/dev/null || true' EXIT  # a failed check does not leave A writing later
 for _ in $(seq 1 200); do
-  ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q -- "$img" && break
+  ls -l /proc/[0-9]*/fd 2>/dev/null | grep_q -- "$img" && break
   sleep 0.05
 done
 sleep 2  # A has read the filesystem and waits in its first write

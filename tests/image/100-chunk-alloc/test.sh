@@ -47,7 +47,7 @@ fill_case() {
   $CC verify-new "${imgs[0]}" "$meta" "$type" "$stripes" "$devids" | sed "s/^/$name: /" || fail "$name: progs' view of the new chunk"
   $CC bytes-used "${imgs[@]}" > /dev/null || fail "$name: bytes_used"
   oracle_compare "$name" --bgs-only "${imgs[@]}" > "$T/$name.oracle" 2>&1 || { cat "$T/$name.oracle"; fail "$name: fsctl inspect block-groups differs from progs"; }
-  "$FSCTL" inspect block-groups "${imgs[@]}" | grep -q "^ *$meta " || fail "$name: fsctl inspect block-groups does not list $meta"
+  "$FSCTL" inspect block-groups "${imgs[@]}" | grep_q "^ *$meta " || fail "$name: fsctl inspect block-groups does not list $meta"
   LAST_LOG=$T/$name.log
   LAST_IMGS=("${imgs[@]}")
   kernel_rw "$name" "${imgs[@]}"
@@ -99,8 +99,8 @@ mkimg "$img" 1G -n 4096 -m dup
 "$CT" "$img" fill --exclude all --ops 300 --max-transactions 1 > "$T/bgt.log" 2>&1 || { cat "$T/bgt.log"; fail "bgt: fill"; }
 check_clean bgt "$img"
 for s in $(new_starts "$T/bgt.log"); do
-  btrfs inspect-internal dump-tree -t 11 "$img" | grep -q "key ($s BLOCK_GROUP_ITEM" || fail "bgt: no item of $s in the block group tree"
-  btrfs inspect-internal dump-tree -t extent "$img" | grep -q "key ($s BLOCK_GROUP_ITEM" && fail "bgt: an item of $s in the extent tree"
+  btrfs inspect-internal dump-tree -t 11 "$img" | grep_q "key ($s BLOCK_GROUP_ITEM" || fail "bgt: no item of $s in the block group tree"
+  btrfs inspect-internal dump-tree -t extent "$img" | grep_q "key ($s BLOCK_GROUP_ITEM" && fail "bgt: an item of $s in the extent tree"
 done
 $CC verify-new "$img" "$(awk '/^new [0-9]* [0-9]* METADATA/ {print $2}' "$T/bgt.log")" "METADATA|DUP" 2 1,1 | sed "s/^/bgt: /" || fail "bgt: metadata chunk"
 $CC verify-new "$img" "$(awk '/^new [0-9]* [0-9]* SYSTEM/ {print $2}' "$T/bgt.log")" "SYSTEM|DUP" 2 1,1 | sed "s/^/bgt: /" || fail "bgt: system chunk"
@@ -116,8 +116,8 @@ sys=$(new_starts "$T/grow1.log")
 [ -n "$sys" ] || fail "grow: no new SYSTEM chunk"
 check_clean "grow: explicit SYSTEM chunk" "$img"
 $CC verify-new "$img" "$sys" "SYSTEM|DUP" 2 1,1 | sed "s/^/grow: /" || fail "grow: the SYSTEM chunk"
-$CC sys-array "$img" | grep -qw "$sys" || fail "grow: sys_chunk_array does not list $sys"
-btrfs inspect-internal dump-super -f "$img" | grep -q "CHUNK_ITEM $sys)" || fail "grow: dump-super -f does not list $sys"
+$CC sys-array "$img" | grep_q -w "$sys" || fail "grow: sys_chunk_array does not list $sys"
+btrfs inspect-internal dump-super -f "$img" | grep_q "CHUNK_ITEM $sys)" || fail "grow: dump-super -f does not list $sys"
 cr=$(super_field "$img" chunk_root)
 [ "$cr" -ge "$sys" ] && [ "$cr" -lt $((sys + 33554432)) ] || fail "grow: chunk root $cr is not in the new SYSTEM chunk $sys"
 echo "grow: dump-super -f lists SYSTEM chunk $sys in sys_chunk_array; the chunk root ($cr) is in it"

@@ -42,7 +42,7 @@ remove_case() {
   local mlen slen mstripe sstripe
   mlen=$(awk '/^new/ {print $3}' "$T/$name.a1"); slen=$(awk '/^new/ {print $3}' "$T/$name.a2")
   check_clean "$name: after alloc" "${imgs[@]}"
-  $CC sys-array "${imgs[0]}" | grep -qw "$sys" || fail "$name: sys_chunk_array lacks $sys"
+  $CC sys-array "${imgs[0]}" | grep_q -w "$sys" || fail "$name: sys_chunk_array lacks $sys"
   mstripe=$($CC verify-new "${imgs[0]}" "$meta" "$(awk '/^new/ {print $4}' "$T/$name.a1" | sed 's/^METADATA$/METADATA|single/')" "$mstripes" | sed -n 's/.*stripes of \([0-9]*\) bytes.*/\1/p')
   sstripe=$($CC verify-new "${imgs[0]}" "$sys" "$(awk '/^new/ {print $4}' "$T/$name.a2" | sed 's/^SYSTEM$/SYSTEM|single/')" "$mstripes" | sed -n 's/.*stripes of \([0-9]*\) bytes.*/\1/p')
   [ -n "$mstripe" ] && [ -n "$sstripe" ] || fail "$name: new chunks not as expected"
@@ -55,7 +55,7 @@ remove_case() {
   fsctl_check "${imgs[@]}"
   $CC verify-gone "${imgs[0]}" "$meta" "$mlen" | sed "s/^/$name: /" || fail "$name: metadata chunk $meta left traces"
   $CC verify-gone "${imgs[0]}" "$sys" "$slen" | sed "s/^/$name: /" || fail "$name: system chunk $sys left traces"
-  btrfs inspect-internal dump-super -f "${imgs[0]}" | grep -q "CHUNK_ITEM $sys)" && fail "$name: dump-super -f still lists $sys"
+  btrfs inspect-internal dump-super -f "${imgs[0]}" | grep_q "CHUNK_ITEM $sys)" && fail "$name: dump-super -f still lists $sys"
   # bytes_used went down by each device's stripes of the two chunks.
   local per_dev_m=$((mstripe * mstripes / ndev)) per_dev_s=$((sstripe * mstripes / ndev))
   while read -r d u; do
@@ -86,7 +86,7 @@ mkimg "$IMG" 1G -n 4096 -m dup
 "$FSCTL" -q convert --bg-tree "$IMG" > /dev/null || fail "bgt: convert --bg-tree"
 "$CT" "$IMG" alloc metadata,dup --keep-empty > "$T/bgt.a" 2>&1 || { cat "$T/bgt.a"; fail "bgt: alloc"; }
 bgt=$(new_starts "$T/bgt.a")
-btrfs inspect-internal dump-tree -t 11 "$IMG" | grep -q "key ($bgt BLOCK_GROUP_ITEM" || fail "bgt: no item in the block group tree"
+btrfs inspect-internal dump-tree -t 11 "$IMG" | grep_q "key ($bgt BLOCK_GROUP_ITEM" || fail "bgt: no item in the block group tree"
 "$CT" "$IMG" remove "$bgt" > "$T/bgt.rm" 2>&1 || { cat "$T/bgt.rm"; fail "bgt: remove"; }
 check_clean "bgt: after remove" "$IMG"
 $CC verify-gone "$IMG" "$bgt" "$(awk '/^new/ {print $3}' "$T/bgt.a")" | sed "s/^/bgt: /" || fail "bgt: traces left"

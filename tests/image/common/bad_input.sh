@@ -37,4 +37,4 @@ expect() {
 # says TEXT...: each fixed string appears in the ERROR line of the last `expect`.
 says() { for s in "$@"; do [[ "$ERRLINE" == *"$s"* ]] || fail "error line lacks '$s': $ERRLINE"; done; }
 # warns TEXT...: each fixed string appears in a WARNING line of the last `expect`.
-warns() { for s in "$@"; do grep '^WARNING: ' "$T/stderr" | grep -qF -- "$s" || { cat "$T/stderr" >&2; fail "no warning with '$s'"; }; done; }
+warns() { for s in "$@"; do grep '^WARNING: ' "$T/stderr" | grep_q -F -- "$s" || { cat "$T/stderr" >&2; fail "no warning with '$s'"; }; done; }

@@ -28,7 +28,7 @@ assert not left, "block groups still present: %s" % left
 PY
   local s
   for s in $(cat "$old"); do
-    ! btrfs inspect-internal dump-tree -t chunk "$img" | grep -q "CHUNK_ITEM $s)" || fail "$name: chunk $s still in the chunk tree"
+    ! btrfs inspect-internal dump-tree -t chunk "$img" | grep_q "CHUNK_ITEM $s)" || fail "$name: chunk $s still in the chunk tree"
   done
   record_state "$img" "$T/$name.after"
   compare_state "$before" "$T/$name.after" || fail "$name: the balance changed qgroup numbers, subvolumes or files"
@@ -36,7 +36,7 @@ PY
   mount -o loop "$img" "$T/$name.mnt"
   BI_MOUNTS+=("$T/$name.mnt")
   local snap
-  snap=$(btrfs subvolume list "$T/$name.mnt" | awk '$NF ~ /snap/ { print $NF; exit }')
+  snap=$(btrfs subvolume list "$T/$name.mnt" | awk '!s && $NF ~ /snap/ { print $NF; s = 1 }')
   if [ -n "$snap" ]; then
     btrfs subvolume delete "$T/$name.mnt/$snap" > /dev/null
     btrfs subvolume sync "$T/$name.mnt" > /dev/null

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -10,6 +10,11 @@ rm -rf "$T"; mkdir -p "$T"
 SHARED=${FSCTL_SHARED:-$FSCTL_SRC/../shared}
 
 skip() { echo "SKIP: $*"; exit 77; }
+# grep_q ARGS...: `grep -q ARGS` that reads its input to the end. Under pipefail,
+# `producer | grep -q PAT` fails when grep exits at the first match while the
+# producer is still writing (it dies of SIGPIPE, status 141): a match read as
+# "no match". CI saw it once with `dump-tree | grep -q` (test 100).
+grep_q() { local rc=0; grep -q "$@" || rc=$?; cat > /dev/null; return "$rc"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 # Kernel mount of a loop image: skip (saying so) where it is not available.
