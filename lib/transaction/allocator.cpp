@@ -82,6 +82,8 @@ Status Transaction::load_space() {
       if (!info || info->size() < sizeof(FreeSpaceInfo))
         return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg.start));
       u32 count = load_le<u32>(info->data());
+      sp.extent_count = count;
+      sp.using_bitmaps = load_le<u32>(info->data() + 4) & FREE_SPACE_USING_BITMAPS;
       if (count != sp.free.size())
         return make_error(Errc::corrupt, "FREE_SPACE_INFO of block group " + std::to_string(bg.start) + " has extent_count " +
                                              std::to_string(count) + " expect " + std::to_string(sp.free.size()) +
@@ -138,6 +140,7 @@ void Transaction::add_space(const Chunk& chunk) {
   sp.length = chunk.length;
   sp.flags = chunk.type;
   sp.free[chunk.logical] = chunk.length;
+  sp.extent_count = 1;  // its FREE_SPACE_INFO and one extent are inserted at commit
   for (auto [a, b] : volumes::super_mirror_ranges(chunk)) carve(sp.free, a, b);
   ((chunk.type & BLOCK_GROUP_SYSTEM) ? sys_space_ : space_).push_back(std::move(sp));
 }

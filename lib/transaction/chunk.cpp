@@ -342,6 +342,22 @@ Result<SuperBlock> Transaction::updated_sys_chunk_array(const SuperBlock& sb) co
   return n;
 }
 
+std::vector<u64> Transaction::planned_chunk_lengths(bool system, u64 bytes) const {
+  std::vector<u64> out;
+  if (!chunk_alloc_allowed_ || !check_no_conversion("")) return out;
+  u64 flags = default_chunk_flags(system);
+  auto devs = device_spaces();
+  u64 held = 0;
+  while (held < bytes && out.size() < 65536) {
+    auto plan = volumes::plan_chunk(flags, devs, fs_.sectorsize(), nodesize());
+    if (!plan) break;
+    out.push_back(plan->chunk.length);
+    held += plan->chunk.length;
+    volumes::take_plan(*plan, devs);
+  }
+  return out;
+}
+
 u64 Transaction::allocatable_metadata_bytes() const {
   if (!chunk_alloc_allowed_ || !check_no_conversion("")) return 0;
   u32 ns = nodesize();

@@ -2,12 +2,15 @@
 // Free space tree updates at commit (kernel free-space-tree.c
 // add_to_free_space_tree / remove_from_free_space_tree): extent form merges
 // or splits FREE_SPACE_EXTENT items; bitmap form flips bits. Both keep
-// FREE_SPACE_INFO.extent_count right. Conversion between the two forms at
-// the kernel's thresholds is not done: both forms are valid on disk and the
-// kernel converts on its next update when a count crosses a threshold.
+// FREE_SPACE_INFO.extent_count right, and an update that changes it converts
+// the block group between the forms at the kernel's thresholds
+// (update_free_space_extent_count, convert_free_space_to_bitmaps /
+// _to_extents): copy-on-write inside the transaction like every other
+// change (DESIGN.md invariant 1), counted by the reservation (invariant 4).
 #include <cstring>
 
 #include "lib/ctree/search.h"
+#include "lib/format/free_space.h"
 #include "lib/format/items.h"
 #include "lib/transaction/transaction.h"
 
@@ -41,19 +44,6 @@ Result<std::optional<Key>> item_at_or_after(Transaction& t, const ctree::RootRef
   return std::optional<Key>(p.key());
 }
 
-Status add_extent_count(Ctx& c, s64 delta) {
-  if (delta == 0) return {};
-  ctree::Path p;
-  Key info{c.bg.start, KeyType::FREE_SPACE_INFO, c.bg.length};
-  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, info, 0, p));
-  if (!exact) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(c.bg.start));
-  auto d = ctree::item_data_mut(c.t, p);
-  if (d.size() < sizeof(FreeSpaceInfo)) return make_error(Errc::corrupt, "short FREE_SPACE_INFO");
-  u32 cnt = load_le<u32>(d.data());
-  store_le<u32>(d.data(), static_cast<u32>(static_cast<s64>(cnt) + delta));
-  return {};
-}
-
 Status delete_key(Ctx& c, const Key& k) {
   ctree::Path p;
   FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, k, 0, p));
@@ -63,6 +53,146 @@ Status delete_key(Ctx& c, const Key& k) {
 
 Status insert_extent(Ctx& c, u64 start, u64 len) {
   return ctree::insert_item(c.t, c.root, Key{start, KeyType::FREE_SPACE_EXTENT, len}, {});
+}
+
+// Sets or clears FREE_SPACE_USING_BITMAPS in the group's FREE_SPACE_INFO.
+Status set_using_bitmaps(Ctx& c, bool on) {
+  ctree::Path p;
+  Key info{c.bg.start, KeyType::FREE_SPACE_INFO, c.bg.length};
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, info, 0, p));
+  if (!exact) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(c.bg.start));
+  auto d = ctree::item_data_mut(c.t, p);
+  if (d.size() < sizeof(FreeSpaceInfo)) return make_error(Errc::corrupt, "short FREE_SPACE_INFO");
+  u32 flags = load_le<u32>(d.data() + 4);
+  store_le<u32>(d.data() + 4, on ? flags | FREE_SPACE_USING_BITMAPS : flags & ~FREE_SPACE_USING_BITMAPS);
+  return {};
+}
+
+// The group's free space as one bit per sector (bit i: the sector at
+// bg.start + i * sectorsize; byte i / 8, bit i % 8 as in bitmap items), and
+// the keys of the items of `type` that described it.
+struct GroupBits {
+  std::vector<u8> bits;
+  std::vector<Key> keys;
+};
+
+// Reads every free space item of the group's key range; they must all be of
+// `type` (FREE_SPACE_EXTENT or FREE_SPACE_BITMAP: the group's form), lie in
+// the group and be sector-aligned. Errors: Errc::corrupt otherwise.
+Result<GroupBits> read_group_bits(Ctx& c, u8 type) {
+  GroupBits g;
+  g.bits.assign(free_space_bitmap_size(c.bg.length, c.ss), 0);
+  u64 end = c.bg.start + c.bg.length;
+  auto set = [&](u64 first, u64 count) {
+    for (u64 i = first; i < first + count; ++i) g.bits[i / 8] = static_cast<u8>(g.bits[i / 8] | (1u << (i % 8)));
+  };
+  ctree::KeyRange range{{c.bg.start, KeyType::FREE_SPACE_EXTENT, 0}, {end - 1, KeyType::FREE_SPACE_BITMAP, ~0ULL}};
+  FSCTL_TRY(ctree::for_each_item(c.t, c.root.ref(), range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+    Key k = leaf.item_key(slot);
+    if (k.type != KeyType::FREE_SPACE_EXTENT && k.type != KeyType::FREE_SPACE_BITMAP) return ctree::Visit::next;
+    if (k.type != type)
+      return make_error(Errc::corrupt, "free space item " + key_to_string(k) + " in block group " + std::to_string(c.bg.start) +
+                                           ", whose FREE_SPACE_INFO says " + (type == KeyType::FREE_SPACE_BITMAP ? "bitmaps" : "extents"));
+    if (k.offset == 0 || k.offset > end - k.objectid || (k.objectid - c.bg.start) % c.ss || k.offset % c.ss)
+      return make_error(Errc::corrupt, "free space item " + key_to_string(k) + " is not sector-aligned inside block group " +
+                                           std::to_string(c.bg.start));
+    u64 first = (k.objectid - c.bg.start) / c.ss;
+    if (type == KeyType::FREE_SPACE_EXTENT) {
+      set(first, k.offset / c.ss);
+    } else {
+      FSCTL_TRY(for_each_free_run(k, leaf.item_data(slot), c.ss,
+                                  [&](u64 start, u64 len) { set((start - c.bg.start) / c.ss, len / c.ss); }));
+    }
+    g.keys.push_back(k);
+    return ctree::Visit::next;
+  }));
+  return g;
+}
+
+// Maximal runs of set bits of a group's bitmap: (logical start, length).
+std::vector<std::pair<u64, u64>> free_runs(const Ctx& c, const std::vector<u8>& bits) {
+  std::vector<std::pair<u64, u64>> runs;
+  u64 nbits = c.bg.length / c.ss, run = 0;
+  for (u64 i = 0; i <= nbits; ++i) {
+    if (i < nbits && ((bits[i / 8] >> (i % 8)) & 1)) {
+      ++run;
+    } else if (run) {
+      runs.emplace_back(c.bg.start + (i - run) * c.ss, run * c.ss);
+      run = 0;
+    }
+  }
+  return runs;
+}
+
+// Extent form -> bitmap form (kernel convert_free_space_to_bitmaps): every
+// FREE_SPACE_EXTENT of the group is deleted, USING_BITMAPS is set and the
+// group gets FREE_SPACE_BITMAP items of FREE_SPACE_BITMAP_BITS sectors each
+// (the last one shorter), key (start, FREE_SPACE_BITMAP, bytes covered).
+// extent_count stays: it counts runs of free space in either form.
+Status convert_to_bitmaps(Ctx& c, u32 extent_count) {
+  FSCTL_TRY_ASSIGN(GroupBits g, read_group_bits(c, KeyType::FREE_SPACE_EXTENT));
+  // The free space as runs must match the count, as in the kernel, which
+  // aborts on a mismatch: all before the first change.
+  std::size_t runs = free_runs(c, g.bits).size();
+  if (g.keys.size() != extent_count || runs != extent_count)
+    return make_error(Errc::corrupt, "block group " + std::to_string(c.bg.start) + " has " + std::to_string(g.keys.size()) +
+                                         " FREE_SPACE_EXTENT items making " + std::to_string(runs) +
+                                         " separate free runs, FREE_SPACE_INFO extent_count " + std::to_string(extent_count) +
+                                         ": refusing to convert it to bitmaps");
+  for (const Key& k : g.keys) FSCTL_TRY(delete_key(c, k));
+  FSCTL_TRY(set_using_bitmaps(c, true));
+  u64 range = u64{c.ss} * FREE_SPACE_BITMAP_BITS;
+  u64 end = c.bg.start + c.bg.length;
+  for (u64 at = c.bg.start; at < end; at += range) {
+    u64 len = std::min(end - at, range);
+    u64 byte = (at - c.bg.start) / c.ss / 8;  // range is a whole number of bytes of bits
+    std::span<const u8> data(g.bits.data() + byte, free_space_bitmap_size(len, c.ss));
+    FSCTL_TRY(ctree::insert_item(c.t, c.root, Key{at, KeyType::FREE_SPACE_BITMAP, len}, data));
+  }
+  return {};
+}
+
+// Bitmap form -> extent form (kernel convert_free_space_to_extents): every
+// FREE_SPACE_BITMAP of the group is deleted, USING_BITMAPS is cleared and
+// each maximal run of free sectors (across bitmap items) becomes one
+// FREE_SPACE_EXTENT.
+Status convert_to_extents(Ctx& c, u32 extent_count) {
+  FSCTL_TRY_ASSIGN(GroupBits g, read_group_bits(c, KeyType::FREE_SPACE_BITMAP));
+  auto runs = free_runs(c, g.bits);
+  if (runs.size() != extent_count)
+    return make_error(Errc::corrupt, "block group " + std::to_string(c.bg.start) + " has " + std::to_string(runs.size()) +
+                                         " free runs in its bitmaps, FREE_SPACE_INFO extent_count " + std::to_string(extent_count) +
+                                         ": refusing to convert it to extents");
+  for (const Key& k : g.keys) FSCTL_TRY(delete_key(c, k));
+  FSCTL_TRY(set_using_bitmaps(c, false));
+  for (auto [start, len] : runs) FSCTL_TRY(insert_extent(c, start, len));
+  return {};
+}
+
+// Adds `delta` to the group's extent_count; then, as the kernel's
+// update_free_space_extent_count does after every update that changes the
+// count, converts the group to bitmaps when in extent form with more than
+// bitmap_high_thresh extents, and back to extents when in bitmap form with
+// fewer than bitmap_low_thresh.
+Status update_extent_count(Ctx& c, s64 delta) {
+  if (delta == 0) return {};
+  u32 count = 0, flags = 0;
+  {
+    ctree::Path p;
+    Key info{c.bg.start, KeyType::FREE_SPACE_INFO, c.bg.length};
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, info, 0, p));
+    if (!exact) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(c.bg.start));
+    auto d = ctree::item_data_mut(c.t, p);
+    if (d.size() < sizeof(FreeSpaceInfo)) return make_error(Errc::corrupt, "short FREE_SPACE_INFO");
+    count = static_cast<u32>(static_cast<s64>(load_le<u32>(d.data())) + delta);
+    flags = load_le<u32>(d.data() + 4);
+    store_le<u32>(d.data(), count);
+  }
+  FreeSpaceThresholds th = free_space_thresholds(c.bg.length, c.ss);
+  bool bitmaps = flags & FREE_SPACE_USING_BITMAPS;
+  if (!bitmaps && count > th.bitmap_high_thresh) return convert_to_bitmaps(c, count);
+  if (bitmaps && count < th.bitmap_low_thresh) return convert_to_extents(c, count);
+  return {};
 }
 
 // Extent form.
@@ -85,7 +215,7 @@ Status extent_mark(Ctx& c, u64 a, u64 n, bool now_free) {
       FSCTL_TRY(insert_extent(c, a + n, e - a - n));
       ++pieces;
     }
-    return add_extent_count(c, pieces - 1);
+    return update_extent_count(c, pieces - 1);
   }
   u64 s = a, e = a + n;
   s64 merged = 0;
@@ -110,7 +240,7 @@ Status extent_mark(Ctx& c, u64 a, u64 n, bool now_free) {
     }
   }
   FSCTL_TRY(insert_extent(c, s, e - s));
-  return add_extent_count(c, 1 - merged);
+  return update_extent_count(c, 1 - merged);
 }
 
 // Bitmap form: is the sector at `addr` free? Outside the block group: no.
@@ -153,7 +283,7 @@ Status bitmap_mark(Ctx& c, u64 a, u64 n, bool now_free) {
     delta = before && after ? -1 : (!before && !after ? 1 : 0);
   else
     delta = before && after ? 1 : (!before && !after ? -1 : 0);
-  return add_extent_count(c, delta);
+  return update_extent_count(c, delta);
 }
 
 }  // namespace

@@ -3,11 +3,14 @@
 // 4): an upper bound of the metadata blocks an operation and its commit may
 // allocate, from the shapes of the trees it touches — or, for changes
 // planned key by key (reservation.h), from a replay of them on a shadow of
-// their tree, with the commit's trees bounded from its count.
+// their tree, with the commit's trees bounded from its count. The free
+// space tree's share includes the extent<->bitmap conversions the commit's
+// updates may cause (free_space_tree.cpp).
 #include "lib/transaction/reservation.h"
 
 #include <algorithm>
 
+#include "lib/format/free_space.h"
 #include "lib/format/items.h"
 #include "lib/transaction/transaction.h"
 
@@ -103,6 +106,79 @@ TreeChanges commit_changes(const TreeShape& s, u64 inserts, u64 item_bytes, u64 
   return c;
 }
 
+void add_changes(TreeChanges& a, const TreeChanges& b, u64 times = 1) {
+  a.paths += b.paths * times;
+  a.siblings += b.siblings * times;
+  a.inserts += b.inserts * times;
+  a.new_leaves += b.new_leaves * times;
+}
+
+// One conversion of a block group's free space between extents and bitmaps
+// (free_space_tree.cpp; kernel convert_free_space_to_bitmaps / _to_extents),
+// either way, in the free space tree: up to E = max(extent_count, high) + 1
+// FREE_SPACE_EXTENT items (the count that triggers it is high + 1, or one
+// step from a count already past it) and one FREE_SPACE_BITMAP per
+// sectorsize * FREE_SPACE_BITMAP_BITS bytes of the group, one kind deleted
+// and the other inserted, all in the group's contiguous key range; the
+// FREE_SPACE_INFO updated. Each item is a search (a path, siblings for
+// pushes and merges). New leaves: the inserted items are contiguous, so
+// after a split the next ones fill the half-empty leaf first: a leaf per
+// half leaf of inserted bytes plus one per level. The inserted bytes never
+// exceed the deleted ones in the same key range (by the thresholds'
+// construction: high + 1 extent items outweigh the bitmaps, and fewer than
+// high - 100 of them weigh less), so merges of the emptied leaves only move
+// room around.
+TreeChanges conversion_changes(const TreeShape& fst, const ConversionGroup& g, u32 sectorsize, u64 data) {
+  FreeSpaceThresholds th = free_space_thresholds(g.length, sectorsize);
+  u64 range = u64{sectorsize} * FREE_SPACE_BITMAP_BITS;
+  u64 bitmaps = ceil_div(g.length, range);
+  u64 extents = u64{std::max(g.extent_count, th.bitmap_high_thresh)} + 1;
+  u64 bitmap_bytes = bitmaps * (sizeof(Item) + FREE_SPACE_BITMAP_SIZE), extent_bytes = extents * sizeof(Item);
+  TreeChanges c;
+  c.paths = extents + bitmaps + 1;
+  c.siblings = extents + bitmaps;
+  c.inserts = std::max(extents, bitmaps);
+  c.new_leaves = std::max(std::min(bitmaps, ceil_div(2 * bitmap_bytes, data) + fst.height),
+                          std::min(extents, ceil_div(2 * extent_bytes, data) + fst.height));
+  return c;
+}
+
+// Bound of the conversions of a commit that makes at most `steps` updates
+// of extent_count (one per range a block allocation or free changes, each
+// by at most one: free_space_tree.cpp). The kernel's rule
+// (update_free_space_extent_count): an update that leaves a group in
+// extent form with more than high extents converts it to bitmaps, one that
+// leaves it in bitmap form with fewer than low converts it back. So a group
+// converts first after |distance to its threshold| steps (at least one), a
+// group whose low is 0 never converts back, and each further conversion of
+// a group needs 102 more steps in it (from above high to below high - 100,
+// or back).
+TreeChanges conversions(const TreeShape& fst, const std::vector<ConversionGroup>& groups, u64 steps,
+                        u32 sectorsize, u64 data) {
+  TreeChanges all, repeat;
+  for (const auto& g : groups) {
+    FreeSpaceThresholds th = free_space_thresholds(g.length, sectorsize);
+    u64 first;
+    if (!g.using_bitmaps)
+      first = g.extent_count > th.bitmap_high_thresh ? 1 : u64{th.bitmap_high_thresh} + 1 - g.extent_count;
+    else if (th.bitmap_low_thresh == 0)
+      continue;
+    else
+      first = g.extent_count < th.bitmap_low_thresh ? 1 : u64{g.extent_count} - th.bitmap_low_thresh + 1;
+    if (first > steps) continue;
+    TreeChanges one = conversion_changes(fst, g, sectorsize, data);
+    add_changes(all, one);
+    if (th.bitmap_low_thresh > 0) {
+      repeat.paths = std::max(repeat.paths, one.paths);
+      repeat.siblings = std::max(repeat.siblings, one.siblings);
+      repeat.inserts = std::max(repeat.inserts, one.inserts);
+      repeat.new_leaves = std::max(repeat.new_leaves, one.new_leaves);
+    }
+  }
+  add_changes(all, repeat, steps / 102);
+  return all;
+}
+
 // Shape of the tree at `root` (its nodes are read, its leaves are not);
 // a tree that does not exist yet is one empty leaf.
 Result<TreeShape> shape_of(Transaction& t, const std::optional<ctree::RootRef>& root) {
@@ -139,6 +215,24 @@ Result<TreeShape> shape_of(Transaction& t, const std::optional<ctree::RootRef>& 
 }
 
 }  // namespace
+
+std::vector<ConversionGroup> Transaction::conversion_groups(u64 blocks) const {
+  std::vector<ConversionGroup> out;
+  u64 need = blocks * nodesize();
+  for (bool system : {false, true}) {
+    u64 free = 0;
+    for (const auto& sp : system ? sys_space_ : space_) {
+      out.push_back({sp.length, sp.extent_count, sp.using_bitmaps});
+      if (!excluded_bgs_.count(sp.start))
+        for (auto& [st, len] : sp.free) free += len;
+    }
+    // Groups the commit may create when the existing ones cannot hold every
+    // block (find_free): each starts as one extent.
+    if (free < need)
+      for (u64 length : planned_chunk_lengths(system, need - free)) out.push_back({length, 1, false});
+  }
+  return out;
+}
 
 Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
   u32 ns = nodesize();
@@ -187,8 +281,11 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
     u64 c = tree_bound(ext, commit_changes(ext, x, sizeof(Item) + 33, x, nbgs, data), max_ptrs);
     // Free space tree: each of the x allocations and x frees deletes up to
     // two FREE_SPACE_EXTENT items (header only), inserts up to two and
-    // updates the block group's FREE_SPACE_INFO.
-    c += tree_bound(fst, commit_changes(fst, 4 * x, sizeof(Item), 4 * x, 2 * x + nbgs, data), max_ptrs);
+    // updates the block group's FREE_SPACE_INFO; and the groups' conversions
+    // between extents and bitmaps those 2x updates may cause.
+    TreeChanges fst_changes = commit_changes(fst, 4 * x, sizeof(Item), 4 * x, 2 * x + nbgs, data);
+    add_changes(fst_changes, conversions(fst, conversion_groups(x), 2 * x, fs_.sectorsize(), data));
+    c += tree_bound(fst, fst_changes, max_ptrs);
     // Root tree: one ROOT_ITEM per changed tree, updated in place, and one
     // inserted per tree the operation creates.
     TreeChanges root_items = commit_changes(rt, created, sizeof(Item) + sizeof(RootItem), 0, r.trees.size() + 4, data);
@@ -222,7 +319,19 @@ Result<u64> Transaction::reserve(const Reservation& r) {
   u64 blocks = r.items_updated * per_update + r.items_inserted * per_insert + r.items_deleted * per_delete;
   u64 cow_roots = 3 * height * r.trees_touched;  // root tree + extent tree + free space tree paths
   blocks += cow_roots + blocks / 8 + 4 + r.extra_blocks + r.extra_blocks / 4;
-  if (!r.trees.empty()) {
+  if (r.trees.empty()) {
+    // Free space conversions the blocks' 2 * blocks free space updates may
+    // cause (see conversions above), with their commit share.
+    std::optional<ctree::RootRef> ref;
+    if (auto it = roots_.find(FREE_SPACE_TREE_OBJECTID); it != roots_.end())
+      ref = it->second.ref();
+    else
+      ref = fs_.find_root(FREE_SPACE_TREE_OBJECTID);
+    FSCTL_TRY_ASSIGN(auto fst, shape_of(*this, ref));
+    u64 data = leaf_data_size(ns);
+    u64 conv = tree_bound(fst, conversions(fst, conversion_groups(blocks), 2 * blocks, fs_.sectorsize(), data), node_max_ptrs(ns));
+    blocks += conv + conv / 8;
+  } else {
     FSCTL_TRY_ASSIGN(blocks, reserve_blocks_by_shape(r));
   }
   u64 want = blocks * ns;

@@ -31,6 +31,18 @@ struct BlockGroupSpace {
   u64 start = 0, length = 0, flags = 0;
   std::map<u64, u64> free;  // logical start -> length
   u64 cursor = 0;           // where the last allocation ended (find_free's cluster)
+  // Its FREE_SPACE_INFO as committed (a group made by this transaction: one
+  // extent), for the reservation's bound of extent<->bitmap conversions.
+  u32 extent_count = 0;
+  bool using_bitmaps = false;
+};
+
+/// A block group's length (bytes) and committed FREE_SPACE_INFO, for the
+/// reservation's bound of free space extent<->bitmap conversions.
+struct ConversionGroup {
+  u64 length = 0;
+  u32 extent_count = 0;
+  bool using_bitmaps = false;
 };
 
 /// Counters for reports (JSON "reserved_bytes"/"used_bytes" and friends).
@@ -214,6 +226,10 @@ class Transaction final : public ctree::TreeWriter {
   // Chunks (chunk.cpp).
   u64 default_chunk_flags(bool system) const;
   std::vector<volumes::DeviceSpace> device_spaces() const;
+  /// Lengths (logical bytes) of the chunks of the kind (system or metadata,
+  /// default profile) the allocator would create one after another until
+  /// they hold `bytes`; none when chunk allocation is off.
+  std::vector<u64> planned_chunk_lengths(bool system, u64 bytes) const;
   Status check_no_conversion(const char* what) const;
   Status insert_pending_chunks();
   Status insert_chunk_items(const format::Chunk& chunk, u64 stripe_size);
@@ -229,6 +245,9 @@ class Transaction final : public ctree::TreeWriter {
   Status check_droppable(u64 bytenr, u64 owner, u8 level);
   Status update_qgroup_status_generation();
   Result<u64> reserve_blocks_by_shape(const Reservation& r);
+  /// The block groups whose free space a commit allocating `blocks` tree
+  /// blocks may convert between extents and bitmaps (reservation.cpp).
+  std::vector<ConversionGroup> conversion_groups(u64 blocks) const;
 
   fs::FsInfo& fs_;
   u64 transid_ = 0;

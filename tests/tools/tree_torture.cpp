@@ -14,6 +14,18 @@
 // prints per transaction the reservation, the use and the write code's
 // pushes, merges and splits, and at the end their totals ("balance:").
 //
+// `--mix fragment` drives the free space tree instead of the B-tree code
+// (free-space bitmap conversion): transactions cycle through fill (M items
+// of the maximum size appended, one leaf each, so M leaves allocated one
+// after another), holes (every other item deleted: every other of those
+// leaves freed, about M/2 free extents in their block group) and clear (the
+// rest deleted: the holes merge again). With `--own-chunk` the first
+// transaction allocates a new metadata chunk and every transaction of the
+// run places its blocks there only (the other metadata groups are
+// excluded), so the leaves are contiguous in a group whose thresholds the
+// test knows (a 256 MiB group: bitmaps above 359 extents, extents again
+// below 259).
+//
 // The scratch tree: objectid 200 (SCRATCH_TREE_DEFAULT), items of key types
 // 2 and 9. Why btrfs check (progs 6.2, check/main.c) accepts it whatever it
 // holds:
@@ -33,7 +45,7 @@
 //    nritems), which is what the engine must get right.
 //
 // Exit status: 0 ok, 1 mismatch or engine error, 2 usage, 4 ENOSPC
-// (metadata full: chunk allocation is not implemented).
+// (metadata block groups and devices full).
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +54,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +103,7 @@ struct Options {
   bool quiet = false;
   bool reserve_counts = false;  // --reserve counts: Reservation counts instead of the planned replay
   std::string sizes = "mixed";  // item sizes: mixed or large
+  bool own_chunk = false;       // --own-chunk: a new metadata chunk holds every block of the run
 };
 
 enum class Op { insert, del, del_run, grow, shrink, update, search };
@@ -301,6 +315,8 @@ struct Runner {
   u64 n_ins = 0, n_del = 0, n_grow = 0, n_shrink = 0, n_upd = 0, n_search = 0, leaves_emptied = 0, max_height = 0;
   u64 height = 0, height_drops = 0;  // height after the last commit; commits that lowered it
   Totals totals;
+  u64 own_chunk = 0;  // --own-chunk: logical start of the run's metadata group (0 until made)
+  std::set<u64> other_groups;  // --own-chunk: the metadata groups the run must not use
 
   Key random_key(const Sizes& m) {
     // New keys: mostly random, some after the last or before the first key
@@ -398,6 +414,30 @@ struct Runner {
     return plan;
   }
 
+  // `--mix fragment`: fill, holes, clear, by transaction (see the top).
+  std::vector<Planned> plan_fragment(u64 index) {
+    std::vector<Planned> plan;
+    switch ((index - 1) % 3) {
+      case 0: {
+        // Appended at increasing keys: each new item goes past the last
+        // leaf's last item, into a new leaf (the maximum size fills it).
+        u64 next = model.empty() ? (1ULL << 32) : std::prev(model.end())->first.objectid + 1;
+        for (u64 i = 0; i < opt.ops; ++i) plan.push_back({Op::insert, Key{next + i, TYPE_A, 0}, max_item});
+        break;
+      }
+      case 1: {
+        u64 i = 0;
+        for (auto& [k, v] : model)
+          if (i++ % 2 == 0) plan.push_back({Op::del, k, 0});
+        break;
+      }
+      default:
+        for (auto& [k, v] : model) plan.push_back({Op::del, k, 0});
+        break;
+    }
+    return plan;
+  }
+
   // The reservation of the plan: the planned changes replayed on a shadow
   // of the tree (transaction::reserve_planned), or with `--reserve counts`
   // only their numbers (Transaction::reserve's per-change bound).
@@ -451,8 +491,19 @@ struct Runner {
       static const char* const cycle[] = {"grow", "grow", "grow", "mixed", "shrink", "churn"};
       w = weights_of(cycle[index % 6]);
     }
-    std::vector<Planned> plan = plan_transaction(w);
+    std::vector<Planned> plan = opt.mix == "fragment" ? plan_fragment(index) : plan_transaction(w);
     auto t = must(transaction::Transaction::start(fs), "starting a transaction");
+    if (opt.own_chunk) {
+      // Made before the reservation, which then counts its free space.
+      if (!own_chunk) {
+        for (auto& bg : fs.block_groups())
+          if (bg.flags & BLOCK_GROUP_METADATA) other_groups.insert(bg.start);
+        own_chunk = must(t->alloc_chunk(BLOCK_GROUP_METADATA), "allocating the run's metadata chunk");
+        for (auto& bg : fs.block_groups())
+          if (bg.start == own_chunk) std::printf("own chunk %" PRIu64 " length %" PRIu64 "\n", bg.start, bg.length);
+      }
+      t->exclude_block_groups(other_groups);
+    }
     std::optional<ctree::PlanCount> counted;
     u64 reserved = reserve(*t, plan, counted);
     ctree::WriteRoot* root = nullptr;
@@ -580,7 +631,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: tree_torture IMAGE [--seed S] [--transactions K] [--ops M] [--tree ID]\n"
                "         [--mix mixed|grow|shrink|churn|phases] [--sizes mixed|large] [--reserve planned|counts]\n"
-               "         [--after-commit CMD] [--snapshots PREFIX] [-q]\n"
+               "         [--mix fragment [--own-chunk]] [--after-commit CMD] [--snapshots PREFIX] [-q]\n"
                "       tree_torture IMAGE --dump FILE [--tree ID]\n");
   std::exit(EXIT_USAGE);
 }
@@ -613,6 +664,7 @@ int main(int argc, char** argv) {
       if (opt.sizes != "mixed" && opt.sizes != "large") usage();
     }
     else if (a == "--after-commit") opt.after_commit = val();
+    else if (a == "--own-chunk") opt.own_chunk = true;
     else if (a == "--snapshots") opt.snapshots = val();
     else if (a == "--dump") opt.dump = val();
     else if (a == "-q") opt.quiet = true;

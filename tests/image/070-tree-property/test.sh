@@ -16,6 +16,14 @@
 #  - the free space tree in bitmap form (a metadata block group the kernel
 #    converted to bitmaps after fragmenting it; skipped where mount does not
 #    work) stays right, as btrfs check verifies;
+#  - free-space bitmap conversion by our commit (run f, --mix fragment): a
+#    256 MiB metadata group of our own, filled with 900 one-leaf items, then
+#    every other one deleted, goes past the kernel's bitmap_high_thresh (359
+#    extents) and is converted to 32 FREE_SPACE_BITMAP items with
+#    USING_BITMAPS set; the rest deleted, it falls below bitmap_low_thresh
+#    (259) and is converted back to FREE_SPACE_EXTENT items, flag cleared;
+#    btrfs check after every commit, and the kernel mounts the result
+#    read-write, writes a file, and btrfs check passes again;
 #  - reservations: used_bytes <= reserved_bytes in every transaction (the tool
 #    fails otherwise) both for the planned reservation (the transaction's
 #    changes replayed on a shadow of the tree: runs a-d, where the tool also
@@ -26,8 +34,7 @@
 #    write requests leaves an image that btrfs check accepts and whose scratch
 #    tree equals the state after some commit (never earlier than a previous
 #    crash point), and a rerun from there works.
-# Chunk allocation is not implemented: the runs are sized to fit the
-# metadata block groups mkfs makes (ENOSPC would fail the test, exit 4).
+# ENOSPC (exit 4: metadata groups and devices full) fails the test.
 source "$(dirname "$0")/../common/lib.sh"
 TT=${FSCTL_TREE_TORTURE:-$(dirname "$FSCTL")/tests/tree_torture}
 [ -x "$TT" ] || skip "tree_torture not built ($TT)"
@@ -77,8 +84,9 @@ pushes_and_merges b
 
 # C: 4K nodes, sha256, single metadata whose free space is in bitmaps: the
 # kernel converts a block group's free space to bitmaps when it has more
-# extents than fit the bitmaps' size (here > 44 for 8 MiB); many small files
-# (inline, all metadata), every other one deleted, fragment it.
+# extents than fit the bitmaps' size (here > 11 for 8 MiB, and never back:
+# bitmap_low_thresh is 0 below 100); many small files (inline, all
+# metadata), every other one deleted, fragment it.
 mkimg "$T/c.img" 256M -n 4096 -m single --csum sha256
 bitmaps=no
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -o loop "$T/c.img" "$T/mnt" 2>/dev/null; then
@@ -112,6 +120,67 @@ pushes_and_merges d nodes
 # pushes and merges too (4K, DUP, as a).
 mkimg "$T/e.img" 256M -n 4096 -m dup --csum crc32c
 torture e "$T/e.img" --seed 505 --transactions 12 --ops 1000 --mix phases --reserve counts
+
+# F: free-space bitmap conversion by our own commit. --own-chunk: the first
+# transaction allocates a metadata chunk (256 MiB on a 3 GiB device: 10% of
+# it, at most 256 MiB) and the run places every block there. --mix fragment:
+# txn 1 appends 900 items of the maximum size (900 leaves in a row), txn 2
+# deletes every other one (about 450 one-leaf holes), txn 3 the rest. The
+# after-commit command also saves the free space tree of every commit.
+mkimg "$T/f.img" 3G -n 4096 -m single --csum crc32c
+echo 0 > "$T/f.n"
+f_after="$(check_cmd "$T/f.img"); n=\$(( \$(cat '$T/f.n') + 1 )); echo \$n > '$T/f.n'; btrfs inspect-internal dump-tree -t 10 '$T/f.img' > '$T/f.fst.'\$n"
+set +e
+"$TT" "$T/f.img" --after-commit "$f_after" --seed 606 --transactions 3 --ops 900 --mix fragment --own-chunk > "$T/f.log" 2>&1; rc=$?
+set -e
+grep -h "^own\|^txn" "$T/f.log" | sed "s/^/f: /"
+[ $rc -eq 0 ] || { cat "$T/f.log"; fail "f: tree_torture exit $rc"; }
+[ "$(cat "$T/f.n")" -eq 3 ] || fail "f: $(cat "$T/f.n") commits checked, expect 3"
+read -r fbg flen < <(sed -n 's/^own chunk \([0-9]*\) length \([0-9]*\)$/\1 \2/p' "$T/f.log") || true
+[ "${flen:-0}" -eq 268435456 ] || fail "f: the run's chunk is ${flen:-missing} bytes, expect 256 MiB"
+# The kernel's thresholds (free-space-tree.c set_free_space_tree_thresholds):
+# a bitmap covers sectorsize * 2048 bytes and costs 25 + 256 bytes with its
+# item header; above high = bitmaps' bytes / 25 extents, bitmaps; below high
+# - 100 (when high > 100), extents again.
+ss=$(btrfs inspect-internal dump-super "$T/f.img" | sed -n 's/^sectorsize[[:space:]]*\([0-9]*\)$/\1/p')
+nbitmaps=$(( (flen + ss * 2048 - 1) / (ss * 2048) ))
+high=$(( nbitmaps * 281 / 25 )); low=$(( high > 100 ? high - 100 : 0 ))
+[ "$high" -eq 359 ] && [ "$low" -eq 259 ] && [ "$nbitmaps" -eq 32 ] || fail "f: thresholds $high/$low, $nbitmaps bitmaps; expect 359/259, 32"
+# fst_info N: "extent_count flags" of the group's FREE_SPACE_INFO after commit N;
+# fst_items N TYPE: how many TYPE items lie in the group after commit N.
+fst_info() { sed -n "/item [0-9]* key ($fbg FREE_SPACE_INFO $flen)/{n;s/.*extent count \([0-9]*\) flags \([0-9]*\).*/\1 \2/p}" "$T/f.fst.$1"; }
+fst_items() {
+  awk -v a="$fbg" -v b="$((fbg + flen))" -v t="$2" '
+    $1 == "item" && $3 == "key" { o = $4; sub(/\(/, "", o); if ($5 == t && o + 0 >= a && o + 0 < b) n++ }
+    END { print n + 0 }' "$T/f.fst.$1"
+}
+for n in 1 2 3; do
+  cnt=; flags=
+  read -r cnt flags < <(fst_info $n) || true
+  [ -n "$flags" ] || fail "f: no FREE_SPACE_INFO ($fbg FREE_SPACE_INFO $flen) after commit $n"
+  echo "f: after commit $n: extent_count $cnt flags $flags, $(fst_items $n FREE_SPACE_BITMAP) bitmap items, $(fst_items $n FREE_SPACE_EXTENT) extent items (thresholds $high/$low)"
+  eval "cnt$n=$cnt flags$n=$flags"
+done
+[ "$flags1" -eq 0 ] && [ "$(fst_items 1 FREE_SPACE_BITMAP)" -eq 0 ] || fail "f: commit 1 left the group in bitmap form"
+[ "$cnt2" -gt "$high" ] || fail "f: the holes made $cnt2 free extents, not above bitmap_high_thresh $high"
+[ "$flags2" -eq 1 ] || fail "f: $cnt2 free extents (> $high) but USING_BITMAPS not set"
+[ "$(fst_items 2 FREE_SPACE_BITMAP)" -eq "$nbitmaps" ] || fail "f: $(fst_items 2 FREE_SPACE_BITMAP) bitmap items, expect $nbitmaps"
+[ "$(fst_items 2 FREE_SPACE_EXTENT)" -eq 0 ] || fail "f: extent items left beside the bitmaps"
+[ "$cnt3" -lt "$low" ] || fail "f: clearing left $cnt3 free extents, not below bitmap_low_thresh $low"
+[ "$flags3" -eq 0 ] || fail "f: $cnt3 free extents (< $low) but USING_BITMAPS still set"
+[ "$(fst_items 3 FREE_SPACE_BITMAP)" -eq 0 ] || fail "f: bitmap items left after converting back"
+[ "$(fst_items 3 FREE_SPACE_EXTENT)" -eq "$cnt3" ] || fail "f: $(fst_items 3 FREE_SPACE_EXTENT) extent items, extent_count $cnt3"
+# The kernel takes the result: read-write mount, a file written, unmounted,
+# btrfs check clean.
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$T/mnt" && mount -o loop "$T/f.img" "$T/mnt" 2>/dev/null; then
+  head -c 1048576 /dev/urandom > "$T/mnt/after-conversion"
+  sync
+  umount "$T/mnt"
+  btrfs check --readonly "$T/f.img" > "$T/check.log" 2>&1 || { cat "$T/check.log"; fail "f: btrfs check after the kernel's mount"; }
+  echo "f: the kernel mounted the converted image read-write and wrote to it; btrfs check clean"
+else
+  echo "NOTE: mount -o loop not available: the kernel's mount of image f not exercised"
+fi
 
 # Reservation: the tool fails when used > reserved; the median ratio of the
 # planned reservations must be <= 2 (the counts of run e are only printed).
