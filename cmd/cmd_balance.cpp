@@ -105,6 +105,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     out["qgroup_dirty_extents"] = b.relocation.qgroup_dirty_extents;
     out["commits"] = b.commits;
     out["tree_blocks_written"] = b.tree_blocks_written;
+    out["tree_blocks_written_early"] = b.tree_blocks_written_early;
     out["reserved_bytes"] = b.reserved_bytes;
     out["used_bytes"] = b.used_bytes;
     out["quota_enabled"] = quota_on;

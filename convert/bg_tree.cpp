@@ -132,6 +132,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     FSCTL_TRY(t->commit(SUPER_FLAG_CHANGING_BG_TREE, 0, 0, 0, incompat_set));
     rep.commits++;
     rep.tree_blocks_written += t->stats().blocks_written;
+    rep.tree_blocks_written_early += t->stats().blocks_written_early;
     rep.used_bytes += t->stats().used_bytes;
   }
 
@@ -176,6 +177,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     FSCTL_TRY(t->commit(set, clear, cro_set, cro_clear));
     rep.commits++;
     rep.tree_blocks_written += t->stats().blocks_written;
+    rep.tree_blocks_written_early += t->stats().blocks_written_early;
     rep.used_bytes += t->stats().used_bytes;
     rep.block_groups_moved += end - i;
     if (opts.progress) opts.progress(rep.block_groups_moved, total);

@@ -33,6 +33,7 @@ struct ConvertReport {
   u64 block_groups_moved = 0;
   u64 commits = 0;
   u64 tree_blocks_written = 0;
+  u64 tree_blocks_written_early = 0;  // of tree_blocks_written: by bounded writeback before a commit
   u64 reserved_bytes = 0;  // sum over commits (dry run: the whole run's preflight reservation)
   u64 used_bytes = 0;      // metadata bytes allocated, sum over commits
   u64 estimated_tree_blocks = 0;  // dry run: blocks the new tree and the copies will take

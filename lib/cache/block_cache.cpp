@@ -20,7 +20,16 @@ void BlockCache::insert(TreeBlockRef block) {
   bytes_ += block->data.size();
   lru_.push_front(block);
   index_[block->bytenr] = lru_.begin();
-  while (bytes_ > budget_ && !lru_.empty()) {
+  evict();
+}
+
+void BlockCache::set_outside_bytes(u64 bytes) {
+  outside_ = bytes;
+  evict();
+}
+
+void BlockCache::evict() {
+  while (bytes_ + outside_ > budget_ && !lru_.empty()) {
     auto& victim = lru_.back();
     bytes_ -= victim->data.size();
     index_.erase(victim->bytenr);

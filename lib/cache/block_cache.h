@@ -20,6 +20,10 @@ class BlockCache {
   void insert(TreeBlockRef block);
   /// Drops a block (e.g. after a failed verification elsewhere).
   void erase(u64 bytenr);
+  /// Bytes of other tree blocks held in memory under the same budget (a
+  /// transaction's dirty blocks): the cache keeps bytes() <= budget() minus
+  /// them, evicting at once when they grow.
+  void set_outside_bytes(u64 bytes);
   [[nodiscard]] u64 bytes() const { return bytes_; }
   [[nodiscard]] u64 budget() const { return budget_; }
   [[nodiscard]] u64 hits() const { return hits_; }
@@ -29,6 +33,8 @@ class BlockCache {
   using Lru = std::list<TreeBlockRef>;
   u64 budget_;
   u64 bytes_ = 0;
+  u64 outside_ = 0;
+  void evict();
   u64 hits_ = 0, misses_ = 0;
   Lru lru_;  // front = most recent
   std::unordered_map<u64, Lru::iterator> index_;

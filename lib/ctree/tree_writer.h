@@ -50,8 +50,16 @@ class TreeWriter : public BlockSource {
   /// space returns after commit (or at once if it was allocated by this
   /// transaction). Errors: Errc::unsupported when the block is shared.
   [[nodiscard]] virtual Status free_tree_block(u64 bytenr, u64 owner, u8 level) = 0;
-  /// The mutable copy of `bytenr` if this transaction allocated it, else null.
+  /// The mutable copy of `bytenr` if this transaction allocated it and holds
+  /// it in memory, else null.
   [[nodiscard]] virtual std::shared_ptr<cache::TreeBlock> dirty_block(u64 bytenr) = 0;
+  /// The mutable block of `b` (a block as read through this writer) if this
+  /// transaction allocated it, else null. Unlike dirty_block(bytenr) it also
+  /// finds a block of this transaction that a writer wrote back before its
+  /// commit and dropped from memory (bounded writeback): `b` is then that
+  /// block as read back, and it becomes dirty again in place, at the same
+  /// bytenr (kernel: re-dirtying an extent buffer of the running transaction).
+  [[nodiscard]] virtual std::shared_ptr<cache::TreeBlock> dirty_block(const cache::TreeBlockRef& b) { return dirty_block(b->bytenr); }
 };
 
 }  // namespace fsctl::ctree

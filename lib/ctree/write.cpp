@@ -22,13 +22,13 @@ namespace {
 using BlockPtr = std::shared_ptr<cache::TreeBlock>;
 constexpr u32 ITEM_SIZE = static_cast<u32>(sizeof(Item));
 
-BlockPtr mut_block(TreeWriter& w, const cache::TreeBlockRef& b) { return w.dirty_block(b->bytenr); }
+BlockPtr mut_block(TreeWriter& w, const cache::TreeBlockRef& b) { return w.dirty_block(b); }
 
 // Copies block `b` of `root` into the transaction unless already done and
 // points `parent` (dirty; slot `pslot`) or, without a parent, the root at
 // the copy. Returns the mutable block.
 Result<BlockPtr> cow_block(TreeWriter& w, WriteRoot& root, const cache::TreeBlockRef& b, const BlockPtr& parent, u32 pslot) {
-  if (auto d = w.dirty_block(b->bytenr)) return d;
+  if (auto d = w.dirty_block(b)) return d;
   NodeView v = b->view();
   if (v.owner() != root.root_id)
     return make_error(Errc::unsupported, "tree block " + std::to_string(b->bytenr) + " of tree " +

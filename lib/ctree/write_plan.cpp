@@ -42,6 +42,7 @@ class ShadowWriter final : public TreeWriter {
     blocks_.erase(bytenr);  // a real block: nothing to undo, it is never read again
     return {};
   }
+  using TreeWriter::dirty_block;
   std::shared_ptr<cache::TreeBlock> dirty_block(u64 bytenr) override {
     auto it = blocks_.find(bytenr);
     return it == blocks_.end() ? nullptr : it->second;

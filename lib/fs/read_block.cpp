@@ -223,9 +223,11 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   // the device streaming; 16 MiB of read-ahead buffers (4 such runs) costs
   // fewer page faults than 32 MiB and was no slower; 8 reads in flight hide
   // the latency of the one-block runs of node levels.
-  constexpr u64 MAX_RUN = 4ULL << 20;               // bytes per coalesced read
+  // Buffers scale down with small cache budgets (--cache-size 16M: 1 MiB
+  // runs, 4 MiB read ahead), so that I/O buffers stay a fraction of it.
+  const u64 MAX_RUN = std::clamp<u64>(cache_.budget() / 16, 1ULL << 20, 4ULL << 20);  // bytes per coalesced read
   constexpr u64 MAX_GAP = 256ULL << 10;             // bytes of unneeded data worth reading through
-  constexpr u64 PREFETCH_BYTES = 16ULL << 20;       // buffer bytes for runs read ahead
+  const u64 PREFETCH_BYTES = std::clamp<u64>(cache_.budget() / 4, 2ULL << 20, 16ULL << 20);  // buffer bytes for runs read ahead
   constexpr std::size_t MAX_PREFETCH_RUNS = 64;     // runs read ahead, whatever their size
   constexpr std::size_t PREFETCH_WORKERS = 8;       // reads in flight at most
   u32 ns = nodesize();
@@ -235,16 +237,27 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   };
   std::vector<Placed> placed;
   placed.reserve(requests.size());
+  // Cached blocks are visited in their physical place among the read ones,
+  // so the order of visits does not depend on what the cache holds (callers
+  // allocate in visit order: relocation's copies).
+  struct Hit {
+    u64 devid, physical;
+    cache::TreeBlockRef ref;
+  };
+  std::vector<Hit> hits;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     u64 bytenr = requests[i].bytenr;
+    auto m = bytenr % sectorsize() ? Result<std::vector<volumes::PhysicalRange>>(make_error(Errc::corrupt, "unaligned"))
+                                   : chunk_map_.map(bytenr, ns);
     if (auto hit = cache_.lookup(bytenr)) {
       if (auto r = ctree::check_parent(hit->view(), requests[i].check); !r)
         return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
-      FSCTL_TRY(visit(hit));
+      if (m && !m->empty())
+        hits.push_back({(*m)[0].devid, (*m)[0].physical, std::move(hit)});
+      else
+        FSCTL_TRY(visit(hit));
       continue;
     }
-    auto m = bytenr % sectorsize() ? Result<std::vector<volumes::PhysicalRange>>(make_error(Errc::corrupt, "unaligned"))
-                                   : chunk_map_.map(bytenr, ns);
     if (!m || m->empty() || !devices_.find((*m)[0].devid)) {
       // Let the single-block path produce the precise error or use another mirror.
       FSCTL_TRY_ASSIGN(auto b, read_tree_block(bytenr, requests[i].check));
@@ -256,6 +269,19 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
     return a.devid != b.devid ? a.devid < b.devid : a.physical < b.physical;
   });
+  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
+    return a.devid != b.devid ? a.devid < b.devid : a.physical < b.physical;
+  });
+  std::size_t next_hit = 0;
+  // Visits the cached blocks placed before (devid, physical).
+  auto visit_hits_before = [&](u64 devid, u64 physical) -> Status {
+    for (; next_hit < hits.size(); ++next_hit) {
+      const Hit& h = hits[next_hit];
+      if (h.devid > devid || (h.devid == devid && h.physical >= physical)) break;
+      FSCTL_TRY(visit(h.ref));
+    }
+    return {};
+  };
 
   // Coalesce into runs: physically close blocks of one device, read through
   // small gaps, at most MAX_RUN bytes per read, aligned for O_DIRECT.
@@ -280,7 +306,7 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
     longest = std::max(longest, aligned_end - start);
     i = j;
   }
-  if (runs.empty()) return {};
+  if (runs.empty()) return visit_hits_before(UINT64_MAX, 0);
 
   // Runs are read ahead of verification by helper threads (RunPrefetcher);
   // a batch of one run is read inline.
@@ -306,6 +332,7 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
     }
     if (rr) bytes_read_ += run.end - run.start;
     for (std::size_t k = run.first; k < run.last; ++k) {
+      FSCTL_TRY(visit_hits_before(placed[k].devid, placed[k].physical));
       const auto& req = requests[placed[k].req];
       const u8* p = base + (placed[k].physical - run.start);
       Status vr = rr ? ctree::verify_tree_block({p, ns}, req.bytenr, identity_, req.check) : Status(make_error(rr.error()));
@@ -334,7 +361,7 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
     }
     if (ahead) ahead->release(r);
   }
-  return {};
+  return visit_hits_before(UINT64_MAX, 0);
 }
 
 }  // namespace fsctl::fs

@@ -124,8 +124,10 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   rep.block_groups_selected = rep.selected.size();
 
   // Batches: opts.batch groups each, or (batch 0) as many groups as fit
-  // the cache budget by their used bytes — the copies of one batch stay in
-  // memory until its commit — and at least one.
+  // the cache budget by their used bytes — the plan of a batch (every
+  // block's parent check, children and copy) and the commit's work grow
+  // with it; the copies themselves are written back early past half the
+  // budget — and at least one.
   std::vector<std::size_t> ends;
   {
     u64 budget = std::max<u64>(fs.cache().budget(), 1);
@@ -176,6 +178,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       timer.mark("commit");
       rep.commits++;
       rep.tree_blocks_written += t->stats().blocks_written;
+      rep.tree_blocks_written_early += t->stats().blocks_written_early;
       rep.used_bytes += t->stats().used_bytes;
     } else if (opts.dry_run) {
       continue;
@@ -201,6 +204,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       FSCTL_TRY(t->commit());
       rep.commits++;
       rep.tree_blocks_written += t->stats().blocks_written;
+      rep.tree_blocks_written_early += t->stats().blocks_written_early;
       rep.used_bytes += t->stats().used_bytes;
       rep.block_groups_removed += targets.size();
     }

@@ -38,6 +38,7 @@ struct BalanceReport {
   RelocationStats relocation;
   u64 commits = 0;
   u64 tree_blocks_written = 0;
+  u64 tree_blocks_written_early = 0;  // of tree_blocks_written: by bounded writeback before a commit
   u64 reserved_bytes = 0;  // sum over transactions (dry run: the first batch's)
   u64 used_bytes = 0;      // metadata bytes newly allocated, sum over transactions
   u64 chunks_allocated = 0;

@@ -278,38 +278,37 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   PhaseTimer timer;
   const std::set<u64>& global_found = global_found_;  // found by make(), before anything changed
 
-  // 1. Copy every subvolume-tree block to move, streaming the originals in
-  // physical order. A copy is the original with a new header bytenr.
+  // 1. Copy every subvolume-tree block to move, level by level from the
+  // leaves up, streaming each level's originals in physical order. A copy is
+  // the original with a new header bytenr and, in a node, its pointers to
+  // copied children (all made by the lower levels) remapped. No copy is held
+  // afterwards: the transaction may write it back before the commit
+  // (bounded writeback), and steps 4-5 need only `memo`.
   std::map<u64, u64> memo;
-  std::map<u64, std::shared_ptr<cache::TreeBlock>> copies;
-  std::vector<ctree::BlockRequest> req;
-  req.reserve(copy_.size());
-  for (auto& [b, level] : copy_) req.push_back({b, checks_.at(b)});
-  FSCTL_TRY(t.read_tree_blocks(req, [&](const cache::TreeBlockRef& b) -> Status {
-    NodeView v = b->view();
-    FSCTL_TRY_ASSIGN(auto nb, t.alloc_block_space(v.owner(), v.level()));
-    std::memcpy(nb->data.data(), b->data.data(), ns);
-    reinterpret_cast<Header*>(nb->data.data())->bytenr.set(nb->bytenr);
-    memo[b->bytenr] = nb->bytenr;
-    copies[b->bytenr] = nb;
-    return t.release_block_space(b->bytenr);
-  }));
-  st.tree_blocks_copied += copies.size();
-  for (auto& [b, nb] : copies)
+  std::map<u8, std::vector<ctree::BlockRequest>> by_level;
+  for (auto& [b, level] : copy_) by_level[level].push_back({b, checks_.at(b)});
+  for (auto& [level, req] : by_level) {
+    FSCTL_TRY(t.read_tree_blocks(std::move(req), [&](const cache::TreeBlockRef& b) -> Status {
+      NodeView v = b->view();
+      FSCTL_TRY_ASSIGN(auto nb, t.alloc_block_space(v.owner(), v.level()));
+      std::memcpy(nb->data.data(), b->data.data(), ns);
+      reinterpret_cast<Header*>(nb->data.data())->bytenr.set(nb->bytenr);
+      if (v.level() > 0) {
+        NodeMut m(nb->data, ns);
+        for (u32 i = 0; i < m.nritems(); ++i) {
+          auto it = memo.find(m.view().blockptr(i));
+          if (it != memo.end()) m.key_ptr(i).blockptr.set(it->second);
+        }
+      }
+      memo[b->bytenr] = nb->bytenr;
+      return t.release_block_space(b->bytenr);
+    }));
+  }
+  st.tree_blocks_copied += memo.size();
+  for (auto& [b, nb] : memo)
     if (!targets_.count(b)) st.ancestors_copied++;
 
-  timer.mark("1 copies read and made");
-  // 2. Copies point at copies.
-  for (auto& [old, nb] : copies) {
-    NodeMut m(nb->data, ns);
-    if (m.view().level() == 0) continue;
-    for (u32 i = 0; i < m.nritems(); ++i) {
-      auto it = memo.find(m.view().blockptr(i));
-      if (it != memo.end()) m.key_ptr(i).blockptr.set(it->second);
-    }
-  }
-
-  timer.mark("2 pointers remapped");
+  timer.mark("1-2 copies made, pointers remapped");
   // 3. Root items point at copied roots (generation unchanged: the copy
   // carries the original's header generation).
   FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
@@ -337,7 +336,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     st.backrefs_remapped++;
     return it->second;
   };
-  for (auto& [old, nb] : copies) {
+  for (auto& [old, nb_bytenr] : memo) {
     u8 level = copy_.at(old);
     Key k{old, KeyType::METADATA_ITEM, level};
     ctree::Path p;
@@ -368,9 +367,9 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
       FSCTL_TRY_ASSIGN(r.parent, remap_parent(old, r.parent));
     }
     sort_inline_refs(rec.inline_refs);
-    FSCTL_TRY(ctree::insert_item(t, *ext, Key{nb->bytenr, KeyType::METADATA_ITEM, level}, encode_extent_item(rec)));
+    FSCTL_TRY(ctree::insert_item(t, *ext, Key{nb_bytenr, KeyType::METADATA_ITEM, level}, encode_extent_item(rec)));
     for (const Key& kk : keyed) {
-      Key nk{nb->bytenr, kk.type, kk.offset};
+      Key nk{nb_bytenr, kk.type, kk.offset};
       if (kk.type == KeyType::SHARED_BLOCK_REF) {
         FSCTL_TRY_ASSIGN(nk.offset, remap_parent(old, kk.offset));
       }
@@ -383,19 +382,26 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   // children's SHARED_BLOCK_REFs (those not copied themselves: a copied
   // child's backref was remapped in step 4) and, for a leaf, the
   // SHARED_DATA_REFs of the data extents its file extent items point at.
+  // A leaf's items are read from the original, which is pinned until the
+  // commit (its copy has the same items and may be written back already).
+  std::vector<ctree::BlockRequest> fb_leaves;
   for (u64 old : full_backref) {
-    const auto& nb = copies.at(old);
-    NodeView v = nb->view();
-    if (v.level() > 0) {
-      for (u64 c : nodes_.at(old).children) {
-        if (memo.count(c)) continue;
-        FSCTL_TRY(remap_full_backref(t, *ext, Key{c, KeyType::METADATA_ITEM, static_cast<u64>(v.level() - 1)},
-                                     KeyType::SHARED_BLOCK_REF, old, nb->bytenr));
-        st.backrefs_remapped++;
-      }
+    u8 level = copy_.at(old);
+    if (level == 0) {
+      fb_leaves.push_back({old, checks_.at(old)});
       continue;
     }
-    std::set<std::pair<u64, u64>> data;  // (disk_bytenr, disk_num_bytes)
+    for (u64 c : nodes_.at(old).children) {
+      if (memo.count(c)) continue;
+      FSCTL_TRY(remap_full_backref(t, *ext, Key{c, KeyType::METADATA_ITEM, static_cast<u64>(level - 1)},
+                                   KeyType::SHARED_BLOCK_REF, old, memo.at(old)));
+      st.backrefs_remapped++;
+    }
+  }
+  std::map<u64, std::set<std::pair<u64, u64>>> leaf_data;  // original leaf -> (disk_bytenr, disk_num_bytes)
+  FSCTL_TRY(t.read_tree_blocks(std::move(fb_leaves), [&](const cache::TreeBlockRef& b) -> Status {
+    NodeView v = b->view();
+    auto& data = leaf_data[b->bytenr];
     for (u32 i = 0; i < v.nritems(); ++i) {
       if (v.item_type_at(i) != KeyType::EXTENT_DATA) continue;
       auto d = v.item_data(i);
@@ -404,8 +410,11 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
       if (fe->type == FILE_EXTENT_INLINE || fe->disk_bytenr.get() == 0) continue;
       data.emplace(fe->disk_bytenr.get(), fe->disk_num_bytes.get());
     }
+    return {};
+  }));
+  for (auto& [old, data] : leaf_data) {
     for (auto [bytenr, len] : data) {
-      FSCTL_TRY(remap_full_backref(t, *ext, Key{bytenr, KeyType::EXTENT_ITEM, len}, KeyType::SHARED_DATA_REF, old, nb->bytenr));
+      FSCTL_TRY(remap_full_backref(t, *ext, Key{bytenr, KeyType::EXTENT_ITEM, len}, KeyType::SHARED_DATA_REF, old, memo.at(old)));
       st.backrefs_remapped++;
     }
   }

@@ -95,7 +95,7 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
 
   std::vector<std::shared_ptr<cache::TreeBlock>> blocks;
   for (auto& [bytenr, blk] : dirty_) blocks.push_back(blk);
-  stats_.blocks_written = blocks.size();
+  stats_.blocks_written += blocks.size();
   FSCTL_TRY(fs_.write_tree_blocks(std::move(blocks)));
   // Each device's superblock carries its own DEV_ITEM (write_supers copies
   // FsInfo's); the saved volume state puts the old ones back on failure.
@@ -103,6 +103,8 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
   FSCTL_TRY(fs_.write_supers(sb));
   committed_ = true;
   dirty_.clear();
+  written_early_.clear();
+  fs_.cache().set_outside_bytes(0);
   // The committed blocks this transaction copied or freed are unreferenced
   // now: drop them from the cache, which then holds the new generation of
   // the changed blocks instead of both.

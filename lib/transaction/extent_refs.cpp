@@ -76,7 +76,7 @@ Status Transaction::apply_extent_adds() {
   pending_add_.clear();
   FSCTL_TRY_ASSIGN(auto* ext, root(EXTENT_TREE_OBJECTID));
   for (auto& [bytenr, ref] : adds) {
-    if (!dirty_.count(bytenr)) continue;  // freed again meanwhile
+    if (!is_new(bytenr)) continue;  // freed again meanwhile
     u8 item[sizeof(ExtentItem) + 9] = {};
     auto* ei = reinterpret_cast<ExtentItem*>(item);
     ei->refs.set(1);
@@ -85,7 +85,7 @@ Status Transaction::apply_extent_adds() {
     item[sizeof(ExtentItem)] = KeyType::TREE_BLOCK_REF;
     store_le<u64>(item + sizeof(ExtentItem) + 1, ref.owner);
     FSCTL_TRY(ctree::insert_item(*this, *ext, Key{bytenr, KeyType::METADATA_ITEM, ref.level}, item));
-    if (dirty_.count(bytenr)) extent_inserted_.insert(bytenr);
+    if (is_new(bytenr)) extent_inserted_.insert(bytenr);
   }
   return {};
 }

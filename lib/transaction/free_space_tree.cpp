@@ -312,7 +312,7 @@ Status Transaction::apply_free_space() {
     if (!bg) return make_error(Errc::corrupt, "tree block " + std::to_string(a) + " lies in no metadata block group");
     u64 n = 0;
     while (it != pending_fst_.end() && it->first == a + n && it->second == now_free && it->first + ns <= bg->start + bg->length) {
-      if (!now_free && dirty_.count(it->first)) fst_applied_.insert(it->first);
+      if (!now_free && is_new(it->first)) fst_applied_.insert(it->first);
       n += ns;
       it = pending_fst_.erase(it);
     }

@@ -3,6 +3,7 @@
 // the commit sequence (DESIGN.md "Writing", invariants 1-4).
 #include "lib/transaction/transaction.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "lib/ctree/search.h"
@@ -15,7 +16,12 @@ using namespace fsctl::format;
 Transaction::Transaction(fs::FsInfo& fs) : fs_(fs) { transid_ = fs.super().generation.get() + 1; }
 
 Transaction::~Transaction() {
-  if (!committed_ && saved_volumes_) fs_.restore_volume_state(std::move(*saved_volumes_));
+  fs_.cache().set_outside_bytes(0);
+  if (committed_) return;
+  // Blocks written back early lie in space that is free again: the cache
+  // must not serve them should that space be read.
+  for (u64 b : written_early_) fs_.cache().erase(b);
+  if (saved_volumes_) fs_.restore_volume_state(std::move(*saved_volumes_));
 }
 
 Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool allow_changing_bg_tree) {
@@ -72,6 +78,49 @@ std::shared_ptr<cache::TreeBlock> Transaction::dirty_block(u64 bytenr) {
   return it == dirty_.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<cache::TreeBlock> Transaction::dirty_block(const cache::TreeBlockRef& b) {
+  if (auto d = dirty_block(b->bytenr)) return d;
+  if (!written_early_.erase(b->bytenr)) return nullptr;
+  // Written back early: `b` is that block as read back (from the cache or
+  // the disk), the only current copy. Dirty again in place; out of the
+  // cache, like every dirty block. Every TreeBlock is created mutable
+  // (read_block.cpp, alloc_block_space), so the cast is sound.
+  auto d = std::const_pointer_cast<cache::TreeBlock>(b);
+  fs_.cache().erase(d->bytenr);
+  d->dirty = true;
+  dirty_[d->bytenr] = d;
+  note_dirty_bytes();
+  return d;
+}
+
+void Transaction::note_dirty_bytes() {
+  // The cache keeps at least half its budget: dirty blocks past that (none
+  // could be written back: all held, or a read-only dry run) go over it.
+  fs_.cache().set_outside_bytes(std::min<u64>(dirty_.size() * nodesize(), fs_.cache().budget() / 2));
+}
+
+Status Transaction::write_back_early() {
+  u64 limit = writeback_threshold_ ? *writeback_threshold_ : fs_.cache().budget() / 2;
+  if (!limit || !fs_.writable() || dirty_.size() * nodesize() <= limit) return {};
+  // Only blocks nobody else holds (a caller's path, relocation's copies):
+  // a held block may be changed through that reference at any time.
+  std::vector<std::shared_ptr<cache::TreeBlock>> batch;
+  for (auto& [bytenr, blk] : dirty_)
+    if (blk.use_count() == 1) batch.push_back(blk);
+  if (batch.empty()) return {};
+  stats_.blocks_written += batch.size();
+  stats_.blocks_written_early += batch.size();
+  stats_.writebacks_early++;
+  for (auto& blk : batch) {
+    written_early_.insert(blk->bytenr);
+    dirty_.erase(blk->bytenr);
+  }
+  note_dirty_bytes();
+  // write_tree_blocks puts them into the block cache, which evicts by its
+  // budget.
+  return fs_.write_tree_blocks(std::move(batch));
+}
+
 Result<cache::TreeBlockRef> Transaction::read_tree_block(u64 bytenr, const ctree::ParentCheck& check) {
   if (auto d = dirty_block(bytenr)) {
     if (auto r = ctree::check_parent(d->view(), check); !r)
@@ -84,8 +133,10 @@ Result<cache::TreeBlockRef> Transaction::read_tree_block(u64 bytenr, const ctree
 Status Transaction::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
                                      const std::function<Status(const cache::TreeBlockRef&)>& visit, bool keep_in_cache) {
   std::vector<ctree::BlockRequest> rest;
+  // Blocks of this transaction first, in request order, whether still
+  // dirty or written back early: the order must not depend on the writeback.
   for (auto& r : requests) {
-    if (dirty_.count(r.bytenr)) {
+    if (is_new(r.bytenr)) {
       FSCTL_TRY_ASSIGN(auto b, read_tree_block(r.bytenr, r.check));
       FSCTL_TRY(visit(b));
     } else {
@@ -104,6 +155,7 @@ BlockGroupSpace* Transaction::space_of(u64 bytenr) {
 
 Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 owner, u8 level) {
   FSCTL_TRY(load_space());
+  FSCTL_TRY(write_back_early());
   u32 ns = nodesize();
   // The chunk tree lives in SYSTEM chunks only (the kernel allocates its
   // blocks with the SYSTEM profile, get_alloc_profile_by_root), which
@@ -125,6 +177,7 @@ Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 own
   h.level = level;
   dirty_[bytenr] = b;
   fs_.cache().erase(bytenr);
+  note_dirty_bytes();
   // A block of this transaction freed after the free space tree recorded it
   // as used left a pending "free" op: reusing it cancels that op.
   auto fst = pending_fst_.find(bytenr);
@@ -157,7 +210,7 @@ Status Transaction::release_block_space(u64 bytenr) {
   FSCTL_TRY(load_space());
   BlockGroupSpace* s = space_of(bytenr);
   if (!s) return make_error(Errc::corrupt, "freeing tree block " + std::to_string(bytenr) + " outside every metadata block group");
-  if (dirty_.count(bytenr))
+  if (is_new(bytenr))
     return make_error(Errc::invalid_argument, "tree block " + std::to_string(bytenr) + " is new in this transaction");
   pending_fst_[bytenr] = true;
   pinned_.insert(bytenr);
@@ -172,14 +225,17 @@ Status Transaction::free_tree_block(u64 bytenr, u64 owner, u8 level) {
   FSCTL_TRY(load_space());
   BlockGroupSpace* s = space_of(bytenr);
   if (!s) return make_error(Errc::corrupt, "freeing tree block " + std::to_string(bytenr) + " outside every metadata block group");
-  if (!dirty_.count(bytenr)) {
+  if (!is_new(bytenr)) {
     FSCTL_TRY(check_droppable(bytenr, owner, level));
     pending_drop_[bytenr] = {owner, level};
     return release_block_space(bytenr);
   }
   // Allocated by this transaction: it never reached the disk, so its space
-  // is reusable at once; undo what was recorded for it.
+  // is reusable at once; undo what was recorded for it. (One written back
+  // early reached unreferenced space only.)
   dirty_.erase(bytenr);
+  note_dirty_bytes();
+  if (written_early_.erase(bytenr)) fs_.cache().erase(bytenr);
   if (!pending_add_.erase(bytenr)) pending_drop_[bytenr] = {owner, level};  // its extent item exists now
   extent_inserted_.erase(bytenr);
   if (fst_applied_.erase(bytenr))

@@ -49,7 +49,9 @@ struct ConversionGroup {
 struct TransactionStats {
   u64 blocks_allocated = 0;
   u64 blocks_freed = 0;
-  u64 blocks_written = 0;
+  u64 blocks_written = 0;  // block writes (a block written back early and again at commit counts twice)
+  u64 blocks_written_early = 0;  // of blocks_written: by bounded writeback before the commit
+  u64 writebacks_early = 0;      // bounded writeback rounds
   u64 used_bytes = 0;  // metadata bytes newly allocated by this transaction
 };
 
@@ -122,6 +124,19 @@ class Transaction final : public ctree::TreeWriter {
   /// change superblock flags in the same commit.
   [[nodiscard]] Status commit(u64 super_flags_set = 0, u64 super_flags_clear = 0, u64 compat_ro_set = 0,
                               u64 compat_ro_clear = 0, u64 incompat_set = 0);
+
+  /// Bounded writeback (DESIGN.md invariant 5): when the dirty blocks of
+  /// this transaction exceed `bytes` (default: half the block cache budget,
+  /// OpenOptions::cache_bytes), the allocator first writes every dirty block no
+  /// caller holds (checksummed, to all mirrors, coalesced like the commit's
+  /// writeback) and drops it from memory; the block cache may keep it like
+  /// any clean block. Such a block is still new in this transaction: a later
+  /// change makes it dirty again at the same bytenr (dirty_block(ref)) and
+  /// the commit writes it again, so the committed filesystem is the same as
+  /// with an unbounded budget. Crash-safe: nothing committed points at these
+  /// blocks before the superblock write. 0 turns it off. Read-only FsInfos
+  /// (dry runs) never write back.
+  void set_writeback_threshold(u64 bytes) { writeback_threshold_ = bytes; }
 
   [[nodiscard]] const TransactionStats& stats() const { return stats_; }
   [[nodiscard]] u64 reserved_bytes() const { return reserved_; }
@@ -202,6 +217,7 @@ class Transaction final : public ctree::TreeWriter {
   [[nodiscard]] Result<std::shared_ptr<cache::TreeBlock>> alloc_tree_block(u64 owner, u8 level) override;
   [[nodiscard]] Status free_tree_block(u64 bytenr, u64 owner, u8 level) override;
   [[nodiscard]] std::shared_ptr<cache::TreeBlock> dirty_block(u64 bytenr) override;
+  [[nodiscard]] std::shared_ptr<cache::TreeBlock> dirty_block(const cache::TreeBlockRef& b) override;
   [[nodiscard]] Result<cache::TreeBlockRef> read_tree_block(u64 bytenr, const ctree::ParentCheck& check) override;
   [[nodiscard]] Status read_tree_blocks(std::vector<ctree::BlockRequest> requests,
                                         const std::function<Status(const cache::TreeBlockRef&)>& visit,
@@ -223,6 +239,14 @@ class Transaction final : public ctree::TreeWriter {
   /// free but the superblock copies (as load_space does for existing ones).
   void add_space(const format::Chunk& chunk);
   BlockGroupSpace* space_of(u64 bytenr);
+  /// Whether `bytenr` was allocated by this transaction (dirty in memory or
+  /// written back early).
+  [[nodiscard]] bool is_new(u64 bytenr) const { return dirty_.count(bytenr) || written_early_.count(bytenr); }
+  /// The bounded writeback of set_writeback_threshold, when due.
+  Status write_back_early();
+  /// Tells the block cache how many bytes the dirty blocks hold, which it
+  /// leaves out of its budget (up to half of it).
+  void note_dirty_bytes();
   // Chunks (chunk.cpp).
   u64 default_chunk_flags(bool system) const;
   std::vector<volumes::DeviceSpace> device_spaces() const;
@@ -257,6 +281,8 @@ class Transaction final : public ctree::TreeWriter {
   std::list<BlockGroupSpace> space_;      // metadata block groups (not SYSTEM)
   std::list<BlockGroupSpace> sys_space_;  // SYSTEM block groups: chunk tree blocks only
   std::map<u64, std::shared_ptr<cache::TreeBlock>> dirty_;
+  std::set<u64> written_early_;  // new blocks written back before the commit and not dirty again
+  std::optional<u64> writeback_threshold_;  // dirty bytes; unset = half the cache budget
   std::map<u64, ctree::WriteRoot> roots_;
   struct BlockRef {
     u64 owner;
