@@ -5,7 +5,8 @@
 # dies of SIGPIPE, 141). CI failed once on it (100-chunk-alloc:
 # `dump-tree -t 11 | grep -q`). This test shows the hazard, shows that
 # lib.sh's grep_q is immune, and refuses every early-exiting reader at the end
-# of a pipe (grep -q, awk ... exit) in tests/, bench/ and scripts/.
+# of a pipe (grep -q, awk ... exit) in tests/, bench/ and scripts/; and
+# checks that only lib.sh's loop_release detaches loop devices.
 . "$(dirname "$0")/../common/lib.sh"
 
 # The hazard, made certain: a producer far larger than a pipe buffer.
@@ -25,4 +26,26 @@ bad=$(cd "$FSCTL_SRC" && grep -nE '\|[[:space:]]*(grep[[:space:]]+-[A-Za-z]*q|aw
   | grep -v -e '^tests/image/002-test-harness/' -e '^[^:]*:[0-9]*:[[:space:]]*#' || true)
 [ -z "$bad" ] || { echo "$bad"; fail "a pipe ends in grep -q or awk exit (use grep_q, or < <(...))"; }
 echo "lint: no pipe in tests/, bench/ or scripts/ ends in grep -q or awk exit"
+
+# Tests run in parallel (ctest -j): a cleanup that detaches a loop device by
+# number may detach another test's device (CI: 100-chunk-alloc lost its
+# /dev/loop0 to 101's cleanup). Only lib.sh's loop_release detaches, and only
+# a device that still backs a file of the test.
+bad=$(cd "$FSCTL_SRC" && grep -nE 'losetup[^|;]*[[:space:]]-d|losetup[^|;]*--detach|device scan --forget' \
+  tests/image/*/test.sh tests/image/*/*.sh tests/image/common/*.sh 2>/dev/null \
+  | grep -v -e '^tests/image/common/lib.sh:' -e '^tests/image/002-test-harness/' -e '^[^:]*:[0-9]*:[[:space:]]*#' || true)
+[ -z "$bad" ] || { echo "$bad"; fail "a test detaches or forgets a loop device itself (use loop_release)"; }
+img="$T/own.img"; truncate -s 1M "$img"
+if [ "$(id -u)" -eq 0 ] && l=$(losetup -f --show "$img" 2>/dev/null); then
+  other=$(mktemp -d); truncate -s 1M "$other/foreign.img"
+  l2=$(losetup -f --show "$other/foreign.img")
+  loop_release "$l2"
+  [ "$(losetup -n -O BACK-FILE "$l2" 2>/dev/null)" = "$(realpath "$other/foreign.img")" ] || fail "loop_release detached a device of another test"
+  losetup -d "$l2"; rm -rf "$other"
+  loop_release "$l"
+  losetup -n -O BACK-FILE "$l" 2>/dev/null | grep_q . && fail "loop_release left this test's device attached"
+  echo "loop_release: detaches this test's loop device, leaves another test's alone"
+else
+  echo "loop_release: not exercised (needs root and loop devices)"
+fi
 echo ok

@@ -20,7 +20,7 @@ LOOPS=()
 cleanup() {
   mountpoint -q "$T/mnt" && umount "$T/mnt"
   local l
-  for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+  for l in "${LOOPS[@]}"; do loop_release "$l"; done
   return 0
 }
 trap cleanup EXIT
@@ -103,7 +103,7 @@ if [ "$(id -u)" -eq 0 ] && L1=$(losetup -f --show "$T/d1.img" 2>/dev/null); then
     umount "$T/mnt"
     mixed=yes
   fi
-  losetup -d "$L1" "$L2"; LOOPS=()
+  loop_release "$L1"; loop_release "$L2"; LOOPS=()
 fi
 [ $mixed = yes ] || echo "NOTE: no loop mount: RAID1 image left as mkfs made it (first stripes all on devid 1)"
 oracle_compare raid1 "$T/d1.img" "$T/d2.img" || fails+=(raid1-progs)

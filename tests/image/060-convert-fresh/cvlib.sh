@@ -10,10 +10,7 @@ CV_MNTS=()
 cv_cleanup() {
   local m l
   for m in "${CV_MNTS[@]}"; do mountpoint -q "$m" && umount "$m"; done
-  for l in "${CV_LOOPS[@]}"; do
-    btrfs device scan --forget "$l" >/dev/null 2>&1 || true
-    losetup -d "$l" 2>/dev/null || true
-  done
+  for l in "${CV_LOOPS[@]}"; do loop_release "$l"; done
   return 0
 }
 trap cv_cleanup EXIT

@@ -50,7 +50,7 @@ BI_LOOPS=()
 _bi_cleanup() {
   local m l
   for m in "${BI_MOUNTS[@]}"; do mountpoint -q "$m" 2>/dev/null && umount "$m" 2>/dev/null || true; done
-  for l in "${BI_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+  for l in "${BI_LOOPS[@]}"; do loop_release "$l"; done
   return 0
 }
 # Chain onto an EXIT trap the caller may already have.
@@ -156,7 +156,7 @@ _bi_ro_mount() {
 # number freed here may be someone else's by the time the EXIT trap runs).
 _bi_ro_umount() {
   umount "$2"
-  losetup -d "$1" 2>/dev/null || true
+  loop_release "$1"
   rmdir "$2"
   _bi_forget "$1" "$2"
 }

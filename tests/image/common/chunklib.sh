@@ -17,10 +17,7 @@ CK_MNTS=()
 ck_cleanup() {
   local m l
   for m in "${CK_MNTS[@]}"; do mountpoint -q "$m" && umount "$m"; done
-  for l in "${CK_LOOPS[@]}"; do
-    btrfs device scan --forget "$l" >/dev/null 2>&1 || true
-    losetup -d "$l" 2>/dev/null || true
-  done
+  for l in "${CK_LOOPS[@]}"; do loop_release "$l"; done
   return 0
 }
 trap ck_cleanup EXIT
@@ -48,10 +45,7 @@ attach_all() {
 }
 detach_all() {
   local l
-  for l in "${LOOPS[@]}"; do
-    btrfs device scan --forget "$l" >/dev/null 2>&1 || true
-    losetup -d "$l"
-  done
+  for l in "${LOOPS[@]}"; do loop_release "$l"; done
   LOOPS=()
 }
 

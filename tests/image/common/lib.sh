@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -16,6 +16,23 @@ skip() { echo "SKIP: $*"; exit 77; }
 # "no match". CI saw it once with `dump-tree | grep -q` (test 100).
 grep_q() { local rc=0; grep -q "$@" || rc=$?; cat > /dev/null; return "$rc"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# loop_release DEV: forgets (btrfs device scan --forget) and detaches loop
+# device DEV only while it still backs a file of this test (under $T). Tests
+# run in parallel: a loop number this test freed may belong to another test
+# by the time a cleanup runs, and detaching it pulled the device from under
+# that test's mount (CI: 100-chunk-alloc "can't read superblock on
+# /dev/loop0" while 101 cleaned up).
+T_REAL=$(realpath "$T")
+loop_release() {
+  local f
+  f=$(losetup -n -O BACK-FILE "$1" 2>/dev/null) || return 0
+  case "$f" in
+    "$T_REAL"/* | "$T"/*) ;;
+    *) return 0 ;;
+  esac
+  btrfs device scan --forget "$1" > /dev/null 2>&1 || true
+  losetup -d "$1" 2> /dev/null || true
+}
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 # Kernel mount of a loop image: skip (saying so) where it is not available.
 need_mount() {
