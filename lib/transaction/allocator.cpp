@@ -159,6 +159,16 @@ std::optional<u64> Transaction::find_free_in(std::list<BlockGroupSpace>& spaces,
   };
   for (auto& sp : spaces) {
     if (excluded_bgs_.count(sp.start)) continue;
+    while (!sp.reuse.empty()) {
+      u64 b = sp.reuse.back();
+      sp.reuse.pop_back();
+      auto it = sp.free.upper_bound(b);
+      if (it == sp.free.begin()) continue;
+      --it;
+      if (b % ns || it->first + it->second < b + len || pinned_.count(b)) continue;  // taken or merged away meanwhile
+      carve(sp.free, b, b + len);
+      return b;
+    }
     if (sp.cursor) {
       auto it = sp.free.find(sp.cursor);
       if (it != sp.free.end())

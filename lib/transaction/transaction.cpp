@@ -243,6 +243,7 @@ Status Transaction::free_tree_block(u64 bytenr, u64 owner, u8 level) {
   else
     pending_fst_.erase(bytenr);
   s->free[bytenr] = ns;
+  s->reuse.push_back(bytenr);
   bg_delta_[s->start] -= ns;
   bytes_used_delta_ -= ns;
   stats_.blocks_freed++;

@@ -31,6 +31,10 @@ struct BlockGroupSpace {
   u64 start = 0, length = 0, flags = 0;
   std::map<u64, u64> free;  // logical start -> length
   u64 cursor = 0;           // where the last allocation ended (find_free's cluster)
+  /// Blocks of this transaction freed again (behind the cursor), reused
+  /// first, most recent first: the commit's blocks then stay contiguous
+  /// instead of leaving one-block holes that split its write requests.
+  std::vector<u64> reuse;
   // Its FREE_SPACE_INFO as committed (a group made by this transaction: one
   // extent), for the reservation's bound of extent<->bitmap conversions.
   u32 extent_count = 0;
