@@ -131,6 +131,12 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
   p.bgs_ = targets;
   fs::FsInfo& fs = t.fs();
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
+  // Per target: refs of its METADATA_ITEM and the backrefs found (inline and
+  // keyed), which must agree before anything is copied.
+  struct RefCount {
+    u64 refs = 0, backrefs = 0, leaf = 0;
+  };
+  std::map<u64, RefCount> counts;
   for (u64 start : targets) {
     const fs::BlockGroup* bg = fs.block_group_of(start);
     if (!bg || bg->start != start) return make_error(Errc::invalid_argument, "no block group starts at " + std::to_string(start));
@@ -139,6 +145,17 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
       Key k = leaf.item_key(slot);
       if (k.type == KeyType::METADATA_ITEM) {
         p.targets_[k.objectid] = static_cast<u8>(k.offset);
+        auto rec = decode_extent_item(k, leaf.item_data(slot));
+        if (!rec)
+          return make_error(rec.error().context("extent item " + key_to_string(k) + " in extent tree leaf " + std::to_string(leaf.bytenr())));
+        RefCount& c = counts[k.objectid];
+        c.refs = rec->refs;
+        c.leaf = leaf.bytenr();
+        c.backrefs += static_cast<u64>(std::count_if(rec->inline_refs.begin(), rec->inline_refs.end(), [](const ExtentRef& r) {
+          return r.type == KeyType::TREE_BLOCK_REF || r.type == KeyType::SHARED_BLOCK_REF;
+        }));
+      } else if (k.type == KeyType::TREE_BLOCK_REF || k.type == KeyType::SHARED_BLOCK_REF) {
+        counts[k.objectid].backrefs++;
       } else if (k.type == KeyType::EXTENT_ITEM) {
         return make_error(Errc::unsupported, "extent item " + key_to_string(k) + " (extent tree leaf " + std::to_string(leaf.bytenr()) +
                                                  ") in block group " + std::to_string(start) +
@@ -147,6 +164,14 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
       return ctree::Visit::next;
     }));
   }
+  // A tree block's refs count its backrefs (kernel: one per
+  // TREE_BLOCK_REF/SHARED_BLOCK_REF; btrfs check "refs mismatch"); copying a
+  // wrong count would carry the damage on (test 184).
+  for (auto& [bytenr, c] : counts)
+    if (p.targets_.count(bytenr) && c.refs != c.backrefs)
+      return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + ": its METADATA_ITEM (extent tree leaf " +
+                                           std::to_string(c.leaf) + ") says refs " + std::to_string(c.refs) + " but has " +
+                                           std::to_string(c.backrefs) + " backrefs: the extent tree is damaged (run btrfs check); nothing was written");
 
   // The nodes of every subvolume tree, level by level, each read once (a
   // node shared by snapshots is reached through several parents). Leaves
@@ -353,6 +378,14 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
         if (qk.objectid != old) break;
         if (qk.type == KeyType::TREE_BLOCK_REF || qk.type == KeyType::SHARED_BLOCK_REF) keyed.push_back(qk);
       }
+    }
+    {
+      u64 backrefs = keyed.size();
+      for (auto& r : rec.inline_refs)
+        if (r.type == KeyType::TREE_BLOCK_REF || r.type == KeyType::SHARED_BLOCK_REF) ++backrefs;
+      if (rec.refs != backrefs)
+        return make_error(Errc::corrupt, block_name(old) + ": its METADATA_ITEM says refs " + std::to_string(rec.refs) + " but has " +
+                                             std::to_string(backrefs) + " backrefs: the extent tree is damaged (run btrfs check)");
     }
     if (rec.flags & BLOCK_FLAG_FULL_BACKREF) full_backref.insert(old);
     FSCTL_TRY(ctree::delete_item(t, *ext, p));
