@@ -8,6 +8,8 @@
 // _to_extents): copy-on-write inside the transaction like every other
 // change (DESIGN.md invariant 1), counted by the reservation (invariant 4).
 #include <cstring>
+#include <functional>
+#include <span>
 
 #include "lib/ctree/search.h"
 #include "lib/format/free_space.h"
@@ -55,17 +57,25 @@ Status insert_extent(Ctx& c, u64 start, u64 len) {
   return ctree::insert_item(c.t, c.root, Key{start, KeyType::FREE_SPACE_EXTENT, len}, {});
 }
 
-// Sets or clears FREE_SPACE_USING_BITMAPS in the group's FREE_SPACE_INFO.
-Status set_using_bitmaps(Ctx& c, bool on) {
+// Calls `fn` with the group's FREE_SPACE_INFO body (extent_count at 0,
+// flags at 4), copied into the transaction and writable while `fn` runs.
+Status with_info(Ctx& c, const std::function<void(std::span<u8>)>& fn) {
   ctree::Path p;
   Key info{c.bg.start, KeyType::FREE_SPACE_INFO, c.bg.length};
   FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, info, 0, p));
   if (!exact) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(c.bg.start));
   auto d = ctree::item_data_mut(c.t, p);
   if (d.size() < sizeof(FreeSpaceInfo)) return make_error(Errc::corrupt, "short FREE_SPACE_INFO");
-  u32 flags = load_le<u32>(d.data() + 4);
-  store_le<u32>(d.data() + 4, on ? flags | FREE_SPACE_USING_BITMAPS : flags & ~FREE_SPACE_USING_BITMAPS);
+  fn(d);
   return {};
+}
+
+// Sets or clears FREE_SPACE_USING_BITMAPS in the group's FREE_SPACE_INFO.
+Status set_using_bitmaps(Ctx& c, bool on) {
+  return with_info(c, [&](std::span<u8> d) {
+    u32 flags = load_le<u32>(d.data() + 4);
+    store_le<u32>(d.data() + 4, on ? flags | FREE_SPACE_USING_BITMAPS : flags & ~FREE_SPACE_USING_BITMAPS);
+  });
 }
 
 // The group's free space as one bit per sector (bit i: the sector at
@@ -177,17 +187,11 @@ Status convert_to_extents(Ctx& c, u32 extent_count) {
 Status update_extent_count(Ctx& c, s64 delta) {
   if (delta == 0) return {};
   u32 count = 0, flags = 0;
-  {
-    ctree::Path p;
-    Key info{c.bg.start, KeyType::FREE_SPACE_INFO, c.bg.length};
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, info, 0, p));
-    if (!exact) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(c.bg.start));
-    auto d = ctree::item_data_mut(c.t, p);
-    if (d.size() < sizeof(FreeSpaceInfo)) return make_error(Errc::corrupt, "short FREE_SPACE_INFO");
+  FSCTL_TRY(with_info(c, [&](std::span<u8> d) {
     count = static_cast<u32>(static_cast<s64>(load_le<u32>(d.data())) + delta);
     flags = load_le<u32>(d.data() + 4);
     store_le<u32>(d.data(), count);
-  }
+  }));
   FreeSpaceThresholds th = free_space_thresholds(c.bg.length, c.ss);
   bool bitmaps = flags & FREE_SPACE_USING_BITMAPS;
   if (!bitmaps && count > th.bitmap_high_thresh) return convert_to_bitmaps(c, count);
