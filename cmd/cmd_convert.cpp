@@ -50,6 +50,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["block_groups_to_move"] = c.block_groups_to_move;
     out["block_groups_moved"] = c.block_groups_moved;
     out["commits"] = c.commits;
+    out["batch"] = c.batch;
     out["tree_blocks_written"] = c.tree_blocks_written;
     out["tree_blocks_written_early"] = c.tree_blocks_written_early;
     out["estimated_new_tree_blocks"] = c.estimated_tree_blocks;

@@ -32,6 +32,7 @@ struct ConvertReport {
   u64 block_groups_to_move = 0;  // items in the source tree at the start (a resumed run: the rest)
   u64 block_groups_moved = 0;
   u64 commits = 0;
+  u64 batch = 0;  // block groups per commit used: the asked --batch, halved while its reservation did not fit
   u64 tree_blocks_written = 0;
   u64 tree_blocks_written_early = 0;  // of tree_blocks_written: by bounded writeback before a commit
   u64 reserved_bytes = 0;  // sum over commits (dry run: the whole run's preflight reservation)
