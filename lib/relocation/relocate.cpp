@@ -130,6 +130,7 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
   RelocationPlan p;
   p.bgs_ = targets;
   fs::FsInfo& fs = t.fs();
+  p.root_height_ = static_cast<u8>(fs.super().root_level + 1);
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
   // Per target: refs of its METADATA_ITEM and the backrefs found (inline and
   // keyed), which must agree before anything is copied.
@@ -148,6 +149,9 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
         auto rec = decode_extent_item(k, leaf.item_data(slot));
         if (!rec)
           return make_error(rec.error().context("extent item " + key_to_string(k) + " in extent tree leaf " + std::to_string(leaf.bytenr())));
+        ExtentShape& es = p.target_extents_[k.objectid];
+        es.item_bytes = static_cast<u32>(sizeof(Item) + leaf.item_data(slot).size());
+        es.full_backref = rec->flags & BLOCK_FLAG_FULL_BACKREF;
         RefCount& c = counts[k.objectid];
         c.refs = rec->refs;
         c.leaf = leaf.bytenr();
@@ -156,6 +160,7 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
         }));
       } else if (k.type == KeyType::TREE_BLOCK_REF || k.type == KeyType::SHARED_BLOCK_REF) {
         counts[k.objectid].backrefs++;
+        p.target_extents_[k.objectid].keyed++;
       } else if (k.type == KeyType::EXTENT_ITEM) {
         return make_error(Errc::unsupported, "extent item " + key_to_string(k) + " (extent tree leaf " + std::to_string(leaf.bytenr()) +
                                                  ") in block group " + std::to_string(start) +
@@ -281,15 +286,46 @@ transaction::Reservation RelocationPlan::reservation(u32 nodesize) const {
   u64 global_targets = targets_.size() - subvol_targets;
   // Copies, and the paths of the global trees' blocks (copy-on-write of a
   // path to each: at most the tallest tree's height, 8 levels).
-  r.extra_blocks = copy_.size() + global_targets * 2;
+  r.exact_blocks = copy_.size();
+  r.extra_blocks = global_targets * 2;
   // Extent tree: per copy one extent item deleted and one inserted, and the
   // full backrefs of its children and data extents updated (at most one per
   // child pointer or file extent item of a leaf: bounded by the slots).
   u64 leaf_slots = leaf_data_size(nodesize) / (sizeof(Item) + sizeof(FileExtentItem));
-  r.items_inserted = copy_.size();
-  r.items_deleted = copy_.size();
-  r.items_updated = copy_.size() * std::max<u64>(leaf_slots, node_max_ptrs(nodesize)) + root_items_.size();
-  r.trees = {EXTENT_TREE_OBJECTID, ROOT_TREE_OBJECTID};
+  bool all_targets = std::all_of(copy_.begin(), copy_.end(), [&](const auto& c) { return target_extents_.count(c.first); });
+  if (!all_targets) {
+    // Ancestors outside the targets: their extent items were not read, so
+    // every copy counts as one that may need a leaf of its own and may have
+    // full backrefs to remap, in the extent tree and the root tree alike.
+    r.items_inserted = copy_.size();
+    r.items_deleted = copy_.size();
+    r.items_updated = copy_.size() * std::max<u64>(leaf_slots, node_max_ptrs(nodesize)) + root_items_.size();
+    r.trees = {EXTENT_TREE_OBJECTID, ROOT_TREE_OBJECTID};
+    r.trees_touched = 2;
+    return r;
+  }
+  // Every copy is a target, whose extent item the plan read: the extent tree
+  // gets exactly its item and keyed backrefs deleted and inserted again (same
+  // bytes), and, for a FULL_BACKREF block, at most one keyed backref per
+  // child pointer or file extent item moved (a SHARED_*_REF item, 29 bytes
+  // with its header). The root tree only has ROOT_ITEMs rewritten in place:
+  // a path each (extra_blocks).
+  for (auto& [b, level] : copy_) {
+    const ExtentShape& e = target_extents_.at(b);
+    u64 n = 1 + e.keyed;
+    r.items_inserted += n;
+    r.items_deleted += n;
+    r.insert_bytes += e.item_bytes + u64{e.keyed} * sizeof(Item);
+    if (e.full_backref) {
+      u64 slots = level == 0 ? leaf_slots : node_max_ptrs(nodesize);
+      r.items_inserted += slots;
+      r.items_deleted += slots;
+      r.items_updated += slots;
+      r.insert_bytes += slots * (sizeof(Item) + 4);
+    }
+  }
+  r.extra_blocks += root_items_.size() * root_height_;
+  r.trees = {EXTENT_TREE_OBJECTID};
   r.trees_touched = 2;
   return r;
 }

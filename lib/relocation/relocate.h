@@ -83,6 +83,15 @@ class RelocationPlan {
   };
   std::set<u64> bgs_;
   std::map<u64, u8> targets_;                         // bytenr -> level of tree blocks in the targets
+  /// Of each target's extent item, for the reservation: its bytes (item
+  /// header included), its keyed backrefs, and whether it has FULL_BACKREF.
+  struct ExtentShape {
+    u32 item_bytes = 0;
+    u32 keyed = 0;
+    bool full_backref = false;
+  };
+  std::map<u64, ExtentShape> target_extents_;
+  u8 root_height_ = 1;                                // root tree levels when planned
   std::map<u64, Node> nodes_;                         // subvolume-tree nodes (level >= 1) by bytenr
   std::map<u64, ctree::ParentCheck> checks_;          // expected header of each block seen (from its first parent)
   std::map<u64, u8> copy_;                            // subvolume-tree blocks to copy -> level

@@ -77,15 +77,25 @@ u64 tree_bound(const TreeShape& s, const TreeChanges& c, u32 max_ptrs) {
   return blocks;
 }
 
-// Counts of an operation described by a Reservation, for one of its trees.
-TreeChanges changes_of(const Reservation& r) {
+// Counts of an operation described by a Reservation, for tree `s` (leaf
+// data area `data` bytes).
+TreeChanges changes_of(const Reservation& r, const TreeShape& s, u64 data) {
   TreeChanges c;
   c.paths = r.items_inserted + r.items_updated + r.items_deleted;
   c.siblings = r.items_inserted + r.items_deleted;
   c.inserts = r.items_inserted;
   // One split per insertion, two for a large one (the double split); one
-  // new root leaf for a tree emptied by deletions.
-  c.new_leaves = r.items_inserted + r.items_large + (r.items_deleted ? 1 : 0);
+  // new root leaf for a tree emptied by deletions. With the inserted bytes
+  // known: a leaf splits only when full, and a split (by item count, items
+  // under half a leaf) leaves halves at most about three quarters full, so
+  // a leaf splits again only after a quarter leaf of inserted bytes; every
+  // leaf touched may be full already (one split each), and a merge after a
+  // deletion may fill one (one each); plus one per level.
+  u64 splits = r.items_inserted;
+  if (r.insert_bytes)
+    splits = std::min(splits, ceil_div(4 * r.insert_bytes, data) + std::min(r.items_inserted, s.blocks[0]) +
+                                  std::min(r.items_deleted, s.blocks[0]) + s.height);
+  c.new_leaves = splits + r.items_large + (r.items_deleted ? 1 : 0);
   return c;
 }
 
@@ -251,9 +261,9 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
   for (u64 id : r.trees) {
     if (!roots_.count(id) && !fs_.find_root(id)) created++;
     FSCTL_TRY_ASSIGN(auto s, shape(id));
-    touched += tree_bound(s, changes_of(r), max_ptrs);
+    touched += tree_bound(s, changes_of(r, s, leaf_data_size(ns)), max_ptrs);
   }
-  touched += r.extra_blocks + r.extra_blocks / 4;
+  touched += r.extra_blocks + r.extra_blocks / 4 + r.exact_blocks;
   // The commit's trees (its fixed point): every new block adds an extent
   // item and marks its range used in the free space tree; every copied block
   // drops its extent item and frees its range; block group items and root
@@ -318,7 +328,7 @@ Result<u64> Transaction::reserve(const Reservation& r) {
   u64 per_delete = 3 * height;
   u64 blocks = r.items_updated * per_update + r.items_inserted * per_insert + r.items_deleted * per_delete;
   u64 cow_roots = 3 * height * r.trees_touched;  // root tree + extent tree + free space tree paths
-  blocks += cow_roots + blocks / 8 + 4 + r.extra_blocks + r.extra_blocks / 4;
+  blocks += cow_roots + blocks / 8 + 4 + r.extra_blocks + r.extra_blocks / 4 + r.exact_blocks;
   if (r.trees.empty()) {
     // Free space conversions the blocks' 2 * blocks free space updates may
     // cause (see conversions above), with their commit share.

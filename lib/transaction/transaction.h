@@ -66,7 +66,8 @@ struct Reservation {
   u64 items_updated = 0;
   u64 items_deleted = 0;
   u64 trees_touched = 1;
-  u64 extra_blocks = 0;  // blocks of new trees built by the operation
+  u64 extra_blocks = 0;  // blocks of new trees built by the operation (padded by a quarter)
+  u64 exact_blocks = 0;  // blocks the operation allocates itself, counted exactly (relocation's copies)
   /// The trees the items are in, when the caller knows them: the bound is
   /// then computed from their real shapes (blocks per level, full nodes)
   /// instead of the tallest tree's height per item. A tree that does not
@@ -75,6 +76,12 @@ struct Reservation {
   /// Of items_inserted: insertions or growths by more than half a leaf's data
   /// area, which may split a leaf twice.
   u64 items_large = 0;
+  /// The bytes the insertions add (item headers included; a growth counts
+  /// the grown item whole), when the caller knows them; 0: unknown. Known,
+  /// the new leaves are bounded by them (about one split per quarter leaf of
+  /// inserted bytes, plus one per leaf touched and per level) instead of one
+  /// per insertion.
+  u64 insert_bytes = 0;
 };
 
 class Transaction final : public ctree::TreeWriter {

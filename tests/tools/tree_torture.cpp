@@ -448,10 +448,12 @@ struct Runner {
         switch (p.op) {
           case Op::insert:
             r.items_inserted++;
+            r.insert_bytes += p.size + sizeof(Item);
             if (p.size + sizeof(Item) > leaf_data_size(nodesize) / 2) r.items_large++;
             break;
           case Op::grow:  // a growing item may need two splits whatever the growth
             r.items_inserted++;
+            r.insert_bytes += p.size + sizeof(Item);
             r.items_large++;
             break;
           case Op::del:
