@@ -41,6 +41,14 @@ constexpr u64 GLOBAL_TREES[] = {ROOT_TREE_OBJECTID,      EXTENT_TREE_OBJECTID,  
 
 std::string block_name(u64 bytenr) { return "tree block " + std::to_string(bytenr); }
 
+// The inline backrefs of a tree block's extent item, each one of its refs
+// (TREE_BLOCK_REF, SHARED_BLOCK_REF; not the simple-quota owner ref).
+u64 inline_block_backrefs(const ExtentRecord& rec) {
+  return static_cast<u64>(std::count_if(rec.inline_refs.begin(), rec.inline_refs.end(), [](const ExtentRef& r) {
+    return r.type == KeyType::TREE_BLOCK_REF || r.type == KeyType::SHARED_BLOCK_REF;
+  }));
+}
+
 // Rewrites the extent item at `path` (same size) from `rec`.
 void rewrite_in_place(Transaction& t, const ctree::Path& path, const ExtentRecord& rec) {
   auto bytes = encode_extent_item(rec);
@@ -155,9 +163,7 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
         RefCount& c = counts[k.objectid];
         c.refs = rec->refs;
         c.leaf = leaf.bytenr();
-        c.backrefs += static_cast<u64>(std::count_if(rec->inline_refs.begin(), rec->inline_refs.end(), [](const ExtentRef& r) {
-          return r.type == KeyType::TREE_BLOCK_REF || r.type == KeyType::SHARED_BLOCK_REF;
-        }));
+        c.backrefs += inline_block_backrefs(*rec);
       } else if (k.type == KeyType::TREE_BLOCK_REF || k.type == KeyType::SHARED_BLOCK_REF) {
         counts[k.objectid].backrefs++;
         p.target_extents_[k.objectid].keyed++;
@@ -416,9 +422,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
       }
     }
     {
-      u64 backrefs = keyed.size();
-      for (auto& r : rec.inline_refs)
-        if (r.type == KeyType::TREE_BLOCK_REF || r.type == KeyType::SHARED_BLOCK_REF) ++backrefs;
+      u64 backrefs = keyed.size() + inline_block_backrefs(rec);
       if (rec.refs != backrefs)
         return make_error(Errc::corrupt, block_name(old) + ": its METADATA_ITEM says refs " + std::to_string(rec.refs) + " but has " +
                                              std::to_string(backrefs) + " backrefs: the extent tree is damaged (run btrfs check)");

@@ -46,6 +46,7 @@
 #include "lib/fs/fs_info.h"
 #include "lib/io/fault_device.h"
 #include "lib/transaction/transaction.h"
+#include "tests/tools/rng.h"
 
 using namespace fsctl;
 using namespace fsctl::format;
@@ -58,16 +59,7 @@ constexpr int EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_REFUSED = 3, EXIT_NOSPC = 4, 
 
 using Model = std::map<Key, std::vector<u8>>;
 
-struct Rng {
-  u64 s;
-  u64 next() {
-    u64 z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  u64 below(u64 n) { return n ? next() % n : 0; }
-};
+using fsctl::testing::Rng;
 
 [[noreturn]] void die(const std::string& what, const Error& e) {
   std::fprintf(stderr, "chunk_torture: %s: %s\n", what.c_str(), e.message.c_str());

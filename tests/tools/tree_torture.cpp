@@ -64,6 +64,7 @@
 #include "lib/io/fault_device.h"
 #include "lib/transaction/reservation.h"
 #include "lib/transaction/transaction.h"
+#include "tests/tools/rng.h"
 
 using namespace fsctl;
 using namespace fsctl::format;
@@ -76,19 +77,7 @@ constexpr int EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_NOSPC = 4;
 
 using Model = std::map<Key, std::vector<u8>>;
 
-// splitmix64: deterministic everywhere (std distributions are not).
-struct Rng {
-  u64 s;
-  u64 next() {
-    u64 z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  u64 below(u64 n) { return n ? next() % n : 0; }
-  u64 range(u64 lo, u64 hi) { return lo + below(hi - lo + 1); }  // inclusive
-  bool chance(u64 percent) { return below(100) < percent; }
-};
+using fsctl::testing::Rng;
 
 struct Options {
   std::string image;

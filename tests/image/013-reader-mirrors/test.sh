@@ -17,12 +17,7 @@ source "$(dirname "$0")/../common/lib.sh"
 source "$(dirname "$0")/../common/oracle.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 LOOPS=()
-cleanup() {
-  mountpoint -q "$T/mnt" && umount "$T/mnt"
-  local l
-  for l in "${LOOPS[@]}"; do loop_release "$l"; done
-  return 0
-}
+cleanup() { release_all "$T/mnt" -- "${LOOPS[@]}"; }
 trap cleanup EXIT
 
 # pristine NAME IMG...: fsctl's outputs of the undamaged image in $T/NAME.*

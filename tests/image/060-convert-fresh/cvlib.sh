@@ -7,12 +7,7 @@
 CVTOOL="python3 $FSCTL_SRC/tests/image/060-convert-fresh/cvtool.py"
 CV_LOOPS=()
 CV_MNTS=()
-cv_cleanup() {
-  local m l
-  for m in "${CV_MNTS[@]}"; do mountpoint -q "$m" && umount "$m"; done
-  for l in "${CV_LOOPS[@]}"; do loop_release "$l"; done
-  return 0
-}
+cv_cleanup() { release_all "${CV_MNTS[@]}" -- "${CV_LOOPS[@]}"; }
 trap cv_cleanup EXIT
 
 attach() { LOOPDEV=$(losetup -f --show "$1"); CV_LOOPS+=("$LOOPDEV"); }

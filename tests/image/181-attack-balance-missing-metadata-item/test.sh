@@ -29,24 +29,7 @@ mksnapimg "$img0" 1500 100
 
 # A leaf of subvolume 256 (not its root) in the METADATA block group, the
 # extent-tree slot of its METADATA_ITEM, and the block group item.
-read -r LEAF ELEAF SLOT BGLEAF BGOFF USED < <(python3 - "$img0" <<'PY'
-import json, subprocess, os, sys
-img = sys.argv[1]
-def dump(t):
-    return json.loads(subprocess.run([os.environ["FSCTL"], "inspect", "dump-tree", "--format", "json", "-t", t, img],
-                                     check=True, capture_output=True, text=True).stdout)["trees"][0]["blocks"]
-ext = dump("extent")
-bg = [(b["bytenr"], it) for b in ext for it in b.get("items", []) if it["key"]["type_name"] == "BLOCK_GROUP_ITEM"
-      and it["data"]["flags_name"].startswith("METADATA")][0]
-start, length = bg[1]["key"]["objectid"], bg[1]["key"]["offset"]
-leaves = [b["bytenr"] for b in dump("256") if b["level"] == 0 and start <= b["bytenr"] < start + length]
-leaf = leaves[len(leaves) // 2]
-for b in ext:
-    for it in b.get("items", []):
-        if it["key"]["objectid"] == leaf and it["key"]["type_name"] == "METADATA_ITEM":
-            print(leaf, b["bytenr"], it["slot"], bg[0], 101 + bg[1]["itemoff"], bg[1]["data"]["used"])
-PY
-)
+read -r LEAF ELEAF SLOT _ BGLEAF BGOFF USED < <(subvol_leaf_extent "$img0")
 [ -n "${SLOT:-}" ] || fail "no METADATA_ITEM found for a subvolume leaf"
 # hide_item IMG: key type of the leaf's METADATA_ITEM (169) becomes 176.
 hide_item() {

@@ -16,25 +16,8 @@ img0="$T/base.img"
 mksnapimg "$img0" 1500 100
 
 # A leaf of subvolume 256 (not its root) in the METADATA block group, and the
-# extent-tree leaf and item offset of its METADATA_ITEM.
-read -r LEAF ELEAF REFSOFF < <(python3 - "$img0" <<'PY'
-import json, subprocess, os, sys
-img = sys.argv[1]
-def dump(t):
-    return json.loads(subprocess.run([os.environ["FSCTL"], "inspect", "dump-tree", "--format", "json", "-t", t, img],
-                                     check=True, capture_output=True, text=True).stdout)["trees"][0]["blocks"]
-ext = dump("extent")
-bg = [it for b in ext for it in b.get("items", []) if it["key"]["type_name"] == "BLOCK_GROUP_ITEM"
-      and it["data"]["flags_name"].startswith("METADATA")][0]
-start, length = bg["key"]["objectid"], bg["key"]["offset"]
-leaves = [b["bytenr"] for b in dump("256") if b["level"] == 0 and start <= b["bytenr"] < start + length]
-leaf = leaves[len(leaves) // 2]
-for b in ext:
-    for it in b.get("items", []):
-        if it["key"]["objectid"] == leaf and it["key"]["type_name"] == "METADATA_ITEM":
-            print(leaf, b["bytenr"], 101 + it["itemoff"])
-PY
-)
+# extent-tree leaf and item offset (refs is its first u64) of its METADATA_ITEM.
+read -r LEAF ELEAF _ REFSOFF _ < <(subvol_leaf_extent "$img0")
 [ -n "${REFSOFF:-}" ] || fail "no METADATA_ITEM found for a subvolume leaf"
 
 for refs in 0 2; do

@@ -38,3 +38,27 @@ expect() {
 says() { for s in "$@"; do [[ "$ERRLINE" == *"$s"* ]] || fail "error line lacks '$s': $ERRLINE"; done; }
 # warns TEXT...: each fixed string appears in a WARNING line of the last `expect`.
 warns() { for s in "$@"; do grep '^WARNING: ' "$T/stderr" | grep_q -F -- "$s" || { cat "$T/stderr" >&2; fail "no warning with '$s'"; }; done; }
+# subvol_leaf_extent IMG: a leaf of subvolume 256 (not its root) inside the
+# METADATA block group, and where its METADATA_ITEM and that group's
+# BLOCK_GROUP_ITEM lie. Prints "LEAF EXTENT_LEAF SLOT ITEM_OFFSET BG_LEAF
+# USED_OFFSET USED": offsets are byte offsets inside their extent-tree leaf
+# (101 = the leaf header), USED the group's used bytes (attack tests 181, 184).
+subvol_leaf_extent() {
+  python3 - "$1" <<'PY'
+import json, subprocess, os, sys
+img = sys.argv[1]
+def dump(t):
+    return json.loads(subprocess.run([os.environ["FSCTL"], "inspect", "dump-tree", "--format", "json", "-t", t, img],
+                                     check=True, capture_output=True, text=True).stdout)["trees"][0]["blocks"]
+ext = dump("extent")
+bg = [(b["bytenr"], it) for b in ext for it in b.get("items", []) if it["key"]["type_name"] == "BLOCK_GROUP_ITEM"
+      and it["data"]["flags_name"].startswith("METADATA")][0]
+start, length = bg[1]["key"]["objectid"], bg[1]["key"]["offset"]
+leaves = [b["bytenr"] for b in dump("256") if b["level"] == 0 and start <= b["bytenr"] < start + length]
+leaf = leaves[len(leaves) // 2]
+for b in ext:
+    for it in b.get("items", []):
+        if it["key"]["objectid"] == leaf and it["key"]["type_name"] == "METADATA_ITEM":
+            print(leaf, b["bytenr"], it["slot"], 101 + it["itemoff"], bg[0], 101 + bg[1]["itemoff"], bg[1]["data"]["used"])
+PY
+}

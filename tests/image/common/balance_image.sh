@@ -47,12 +47,7 @@
 
 BI_MOUNTS=()
 BI_LOOPS=()
-_bi_cleanup() {
-  local m l
-  for m in "${BI_MOUNTS[@]}"; do mountpoint -q "$m" 2>/dev/null && umount "$m" 2>/dev/null || true; done
-  for l in "${BI_LOOPS[@]}"; do loop_release "$l"; done
-  return 0
-}
+_bi_cleanup() { release_all "${BI_MOUNTS[@]}" -- "${BI_LOOPS[@]}"; }
 # Chain onto an EXIT trap the caller may already have.
 _bi_prev_trap=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
 # shellcheck disable=SC2064

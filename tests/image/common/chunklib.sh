@@ -14,12 +14,7 @@ source "$FSCTL_SRC/tests/image/common/oracle.sh"
 
 CK_LOOPS=()
 CK_MNTS=()
-ck_cleanup() {
-  local m l
-  for m in "${CK_MNTS[@]}"; do mountpoint -q "$m" && umount "$m"; done
-  for l in "${CK_LOOPS[@]}"; do loop_release "$l"; done
-  return 0
-}
+ck_cleanup() { release_all "${CK_MNTS[@]}" -- "${CK_LOOPS[@]}"; }
 trap ck_cleanup EXIT
 
 MOUNT=1

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -32,6 +32,18 @@ loop_release() {
   esac
   btrfs device scan --forget "$1" > /dev/null 2>&1 || true
   losetup -d "$1" 2> /dev/null || true
+}
+# release_all "${MOUNTS[@]}" -- "${LOOPS[@]}": an EXIT cleanup: unmounts each
+# directory that is still a mount point, then loop_release for each device.
+release_all() {
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    mountpoint -q "$1" 2> /dev/null && { umount "$1" 2> /dev/null || true; }
+    shift
+  done
+  [ $# -gt 0 ] && shift
+  local l
+  for l in "$@"; do loop_release "$l"; done
+  return 0
 }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 # Kernel mount of a loop image: skip (saying so) where it is not available.

@@ -18,6 +18,7 @@
 #include "lib/ctree/tree_checker.h"
 #include "lib/ctree/write.h"
 #include "lib/ctree/write_plan.h"
+#include "tests/tools/rng.h"
 
 using namespace fsctl;
 using namespace fsctl::format;
@@ -186,16 +187,7 @@ void erase(MemWriter& w, ctree::WriteRoot& root, Model& m, const Key& k) {
   m.erase(k);
 }
 
-struct Rng {
-  u64 s;
-  u64 next() {
-    u64 z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  u64 below(u64 n) { return n ? next() % n : 0; }
-};
+using fsctl::testing::Rng;
 
 ctree::WriteRoot new_tree(MemWriter& w) {
   auto leaf = w.alloc_tree_block(200, 0);
