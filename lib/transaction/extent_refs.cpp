@@ -84,7 +84,25 @@ Status Transaction::apply_extent_adds() {
     ei->flags.set(EXTENT_FLAG_TREE_BLOCK);
     item[sizeof(ExtentItem)] = KeyType::TREE_BLOCK_REF;
     store_le<u64>(item + sizeof(ExtentItem) + 1, ref.owner);
-    FSCTL_TRY(ctree::insert_item(*this, *ext, Key{bytenr, KeyType::METADATA_ITEM, ref.level}, item));
+    Key key{bytenr, KeyType::METADATA_ITEM, ref.level};
+    // A block of this transaction whose item an earlier round inserted,
+    // freed and allocated again since (the allocator reuses such blocks
+    // first) before its drop was applied: that item is this key. It
+    // becomes the new one in place, and the drop is cancelled. (Inserting
+    // failed with "already exists": convert of an 8 TiB 4K-node image, an
+    // extent leaf merged away in a commit's drop phase and taken by the
+    // next copy.) With another level the keys differ: the drop stays.
+    if (auto d = pending_drop_.find(bytenr); d != pending_drop_.end() && d->second.level == ref.level) {
+      ctree::Path p;
+      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *ext, key, 0, p));
+      auto data = ctree::item_data_mut(*this, p);
+      if (!exact || data.size() != sizeof(item))
+        return make_error(Errc::corrupt, "extent item of tree block " + std::to_string(bytenr) + ", freed and allocated again, vanished");
+      std::memcpy(data.data(), item, sizeof(item));
+      pending_drop_.erase(d);
+    } else {
+      FSCTL_TRY(ctree::insert_item(*this, *ext, key, item));
+    }
     if (is_new(bytenr)) extent_inserted_.insert(bytenr);
   }
   return {};
