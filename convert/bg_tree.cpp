@@ -14,6 +14,7 @@
 #include "lib/ctree/write.h"
 #include "lib/format/items.h"
 #include "lib/format/super.h"
+#include "lib/transaction/reservation.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::convert {
@@ -74,9 +75,39 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   u64 new_tree_blocks = forward ? (rep.block_groups_total + per_leaf - 1) / per_leaf + 1 : 0;
   rep.estimated_tree_blocks = new_tree_blocks;
 
+  // The reservation of moving todo[from, to): the batch's deletions from
+  // the source tree and insertions into the destination, in the loop's
+  // order, replayed on shadows of both trees (transaction::reserve_planned:
+  // the leaves a batch changes, not a worst case per item); the leaves are
+  // read ahead in batched reads first, which the batch then finds cached.
+  auto reserve_batch = [&](transaction::Transaction& t, std::size_t from, std::size_t to, u64 extra,
+                           bool deletes_bg_tree) -> Result<u64> {
+    using Kind = ctree::PlannedChange::Kind;
+    transaction::PlannedTree del{src_tree, {}}, ins{dst_tree, {}};
+    std::vector<Key> ahead;  // ascending: todo is sorted highest first
+    for (std::size_t k = from; k < to; ++k) {
+      Key key{todo[k].start, KeyType::BLOCK_GROUP_ITEM, todo[k].length};
+      del.changes.push_back({Kind::erase, key, 0});
+      ins.changes.push_back({Kind::insert, key, static_cast<u32>(sizeof(BlockGroupItem))});
+      ahead.push_back(key);
+    }
+    std::reverse(ahead.begin(), ahead.end());
+    for (u64 tree : {src_tree, dst_tree})
+      if (auto root = t.root(tree)) ctree::prefetch_search_paths(t, (*root)->ref(), ahead);
+    transaction::Reservation r;
+    r.extra_blocks = extra;
+    if (deletes_bg_tree) r.trees_deleted = {BLOCK_GROUP_TREE_OBJECTID};
+    return transaction::reserve_planned(t, r, {del, ins});
+  };
+
   // Reservation for the whole run, before the first write: the destination
   // tree plus the copies of one batch (space freed by a commit is reusable by
-  // the next one).
+  // the next one), plus the growth of a later batch's reservation: its
+  // paths in the destination tree grow with that tree's height (a block and
+  // two siblings per level; the height the tree has at the end of the run,
+  // half-full nodes, one more for the extent tree backwards). Without that
+  // margin a filesystem with just enough space for the first batch ran out
+  // in a later one, half converted (test 065, "full": 121 of 131 groups).
   // A batch whose reservation does not fit is halved until it does (down
   // to one block group; a reservation writes nothing): on a filesystem with
   // little metadata space left the run commits more often instead of
@@ -84,14 +115,18 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   // were free; test 065).
   {
     FSCTL_TRY_ASSIGN(auto probe, transaction::Transaction::start(fs, true));
-    transaction::Reservation r;
-    r.trees_touched = 2;
-    r.extra_blocks = new_tree_blocks;
+    u64 height = 1;
+    if (forward) {
+      u64 half = std::max<u32>(node_max_ptrs(ns) / 2, 2);
+      for (u64 n = new_tree_blocks; n > 1; n = (n + half - 1) / half) ++height;
+    } else if (auto ext = fs.find_root(EXTENT_TREE_OBJECTID)) {
+      height = ext->level + 2u;
+    }
+    u64 margin = 3 * height;
     u64 whole = 0;
     for (;;) {
-      r.items_deleted = std::min(batch, std::max<u64>(total, 1));
-      r.items_inserted = r.items_deleted;
-      auto got = probe->reserve(r);
+      std::size_t first = std::min<std::size_t>(todo.size(), batch);
+      auto got = reserve_batch(*probe, 0, first, new_tree_blocks + margin, !forward && first == todo.size());
       if (got) {
         whole = *got;
         break;
@@ -160,11 +195,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
       end = std::min<std::size_t>(todo.size(), i + batch);
       last = end == todo.size();
       FSCTL_TRY_ASSIGN(t, transaction::Transaction::start(fs, true));
-      transaction::Reservation r;
-      r.items_deleted = end - i;
-      r.items_inserted = end - i;
-      r.trees_touched = 2;
-      auto reserved = t->reserve(r);
+      auto reserved = reserve_batch(*t, i, end, 0, last && !forward);
       if (reserved) {
         rep.reserved_bytes += *reserved;
         break;

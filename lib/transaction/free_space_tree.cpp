@@ -2,13 +2,14 @@
 // Free space tree updates at commit (kernel free-space-tree.c
 // add_to_free_space_tree / remove_from_free_space_tree): extent form merges
 // or splits FREE_SPACE_EXTENT items; bitmap form flips bits. Both keep
-// FREE_SPACE_INFO.extent_count right, and an update that changes it converts
-// the block group between the forms at the kernel's thresholds
+// FREE_SPACE_INFO.extent_count right, and a group whose count the updates
+// changed converts between the forms at the kernel's thresholds
 // (update_free_space_extent_count, convert_free_space_to_bitmaps /
-// _to_extents): copy-on-write inside the transaction like every other
+// _to_extents), once per transaction, after the updates: copy-on-write inside the transaction like every other
 // change (DESIGN.md invariant 1), counted by the reservation (invariant 4).
 #include <cstring>
 #include <functional>
+#include <set>
 #include <span>
 
 #include "lib/ctree/search.h"
@@ -26,6 +27,7 @@ struct Ctx {
   ctree::WriteRoot& root;
   const BlockGroupSpace& bg;
   u32 ss;
+  std::set<u64>& count_changed;  // starts of the groups whose extent_count changed
 };
 
 // The key of the last item at or before `key`, if any (read-only search).
@@ -179,24 +181,43 @@ Status convert_to_extents(Ctx& c, u32 extent_count) {
   return {};
 }
 
-// Adds `delta` to the group's extent_count; then, as the kernel's
-// update_free_space_extent_count does after every update that changes the
-// count, converts the group to bitmaps when in extent form with more than
-// bitmap_high_thresh extents, and back to extents when in bitmap form with
-// fewer than bitmap_low_thresh.
+// Adds `delta` to the group's extent_count and records the group for the
+// form check (convert_if_needed) at the end of the updates.
 Status update_extent_count(Ctx& c, s64 delta) {
   if (delta == 0) return {};
+  FSCTL_TRY(with_info(c, [&](std::span<u8> d) {
+    store_le<u32>(d.data(), static_cast<u32>(static_cast<s64>(load_le<u32>(d.data())) + delta));
+  }));
+  c.count_changed.insert(c.bg.start);
+  return {};
+}
+
+// Converts the group to bitmaps when in extent form with more than
+// bitmap_high_thresh extents, and back to extents when in bitmap form with
+// fewer than bitmap_low_thresh (the kernel's rule, which it applies after
+// every update that changes the count: update_free_space_extent_count).
+// Applied once per group per transaction, after the updates, on the count
+// they left: the kernel reads either form whatever the count (it converts
+// on its next update), and a group can then not flip back and forth inside
+// one commit, which bounds the conversions the reservation must count to
+// one per group (reservation.cpp). Returns whether it converted.
+Result<bool> convert_if_needed(Ctx& c) {
   u32 count = 0, flags = 0;
   FSCTL_TRY(with_info(c, [&](std::span<u8> d) {
-    count = static_cast<u32>(static_cast<s64>(load_le<u32>(d.data())) + delta);
+    count = load_le<u32>(d.data());
     flags = load_le<u32>(d.data() + 4);
-    store_le<u32>(d.data(), count);
   }));
   FreeSpaceThresholds th = free_space_thresholds(c.bg.length, c.ss);
   bool bitmaps = flags & FREE_SPACE_USING_BITMAPS;
-  if (!bitmaps && count > th.bitmap_high_thresh) return convert_to_bitmaps(c, count);
-  if (bitmaps && count < th.bitmap_low_thresh) return convert_to_extents(c, count);
-  return {};
+  if (!bitmaps && count > th.bitmap_high_thresh) {
+    FSCTL_TRY(convert_to_bitmaps(c, count));
+    return true;
+  }
+  if (bitmaps && count < th.bitmap_low_thresh) {
+    FSCTL_TRY(convert_to_extents(c, count));
+    return true;
+  }
+  return false;
 }
 
 // Extent form.
@@ -308,6 +329,11 @@ Status Transaction::apply_free_space() {
   // it changes (test 094: a "used" op taken out of the queue all at once
   // and its block freed before the op was applied left the block marked
   // used for good).
+  // Then the groups whose extent_count changed get their form checked,
+  // once per transaction each; a conversion allocates and frees blocks
+  // itself, whose updates go round again.
+  std::set<u64> count_changed;
+  for (;;) {
   while (!pending_fst_.empty()) {
     auto it = pending_fst_.begin();
     u64 a = it->first;
@@ -324,11 +350,23 @@ Status Transaction::apply_free_space() {
     if (!info || info->size() < sizeof(FreeSpaceInfo))
       return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg->start));
     bool bitmaps = load_le<u32>(info->data() + 4) & FREE_SPACE_USING_BITMAPS;
-    Ctx c{*this, *root, *bg, fs_.sectorsize()};
+    Ctx c{*this, *root, *bg, fs_.sectorsize(), count_changed};
     if (bitmaps)
       FSCTL_TRY(bitmap_mark(c, a, n, now_free));
     else
       FSCTL_TRY(extent_mark(c, a, n, now_free));
+  }
+  if (count_changed.empty()) break;
+  auto groups = std::move(count_changed);
+  count_changed.clear();
+  for (u64 start : groups) {
+    if (fst_converted_.count(start)) continue;
+    BlockGroupSpace* bg = space_of(start);
+    if (!bg || bg->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
+    Ctx c{*this, *root, *bg, fs_.sectorsize(), count_changed};
+    FSCTL_TRY_ASSIGN(bool converted, convert_if_needed(c));
+    if (converted) fst_converted_.insert(start);
+  }
   }
   return {};
 }

@@ -25,7 +25,14 @@ struct TreeShape {
   u8 height = 1;
   std::vector<u64> blocks{1};
   std::vector<std::vector<u32>> node_fill{{}};
+  // Per level, the blocks a change confined to the shape's key ranges can
+  // copy (shape_of: the blocks whose key span meets a range, plus the two
+  // siblings of every run of them); without ranges, every block.
+  std::vector<u64> reach{1};
 };
+
+// Objectid ranges [first, last] (inclusive) a commit's changes stay in.
+using KeyRanges = std::vector<std::pair<u64, u64>>;
 
 u64 ceil_div(u64 a, u64 b) { return (a + b - 1) / b; }
 
@@ -54,7 +61,7 @@ struct TreeChanges {
 u64 tree_bound(const TreeShape& s, const TreeChanges& c, u32 max_ptrs) {
   u64 cow = c.paths + 2 * c.siblings;
   u64 blocks = 0;
-  for (u64 n : s.blocks) blocks += std::min(n, cow);
+  for (u64 n : s.reach) blocks += std::min(n, cow);
   blocks += c.new_leaves;
   u64 add = c.new_leaves;
   u64 quarter = std::max<u32>(max_ptrs / 4, 1);
@@ -111,7 +118,7 @@ TreeChanges commit_changes(const TreeShape& s, u64 inserts, u64 item_bytes, u64 
   c.paths = inserts + deletes + updates;
   c.siblings = inserts + deletes;
   c.inserts = inserts;
-  u64 merges = std::min(deletes, s.blocks[0]);
+  u64 merges = std::min(deletes, s.reach[0]);
   c.new_leaves = std::min(inserts, ceil_div(2 * inserts * item_bytes, data) + s.height + merges);
   return c;
 }
@@ -156,16 +163,15 @@ TreeChanges conversion_changes(const TreeShape& fst, const ConversionGroup& g, u
 // Bound of the conversions of a commit that makes at most `steps` updates
 // of extent_count (one per range a block allocation or free changes, each
 // by at most one: free_space_tree.cpp). The kernel's rule
-// (update_free_space_extent_count): an update that leaves a group in
-// extent form with more than high extents converts it to bitmaps, one that
-// leaves it in bitmap form with fewer than low converts it back. So a group
-// converts first after |distance to its threshold| steps (at least one), a
-// group whose low is 0 never converts back, and each further conversion of
-// a group needs 102 more steps in it (from above high to below high - 100,
-// or back).
+// (update_free_space_extent_count): a group in extent form with more than
+// high extents converts to bitmaps, one in bitmap form with fewer than low
+// back to extents. free_space_tree.cpp applies it once per group per
+// transaction, after the updates, so a group converts at most once, and
+// only when the steps can take its count past its threshold (at least one
+// step; a group whose low is 0 never converts back).
 TreeChanges conversions(const TreeShape& fst, const std::vector<ConversionGroup>& groups, u64 steps,
                         u32 sectorsize, u64 data) {
-  TreeChanges all, repeat;
+  TreeChanges all;
   for (const auto& g : groups) {
     FreeSpaceThresholds th = free_space_thresholds(g.length, sectorsize);
     u64 first;
@@ -176,49 +182,74 @@ TreeChanges conversions(const TreeShape& fst, const std::vector<ConversionGroup>
     else
       first = g.extent_count < th.bitmap_low_thresh ? 1 : u64{g.extent_count} - th.bitmap_low_thresh + 1;
     if (first > steps) continue;
-    TreeChanges one = conversion_changes(fst, g, sectorsize, data);
-    add_changes(all, one);
-    if (th.bitmap_low_thresh > 0) {
-      repeat.paths = std::max(repeat.paths, one.paths);
-      repeat.siblings = std::max(repeat.siblings, one.siblings);
-      repeat.inserts = std::max(repeat.inserts, one.inserts);
-      repeat.new_leaves = std::max(repeat.new_leaves, one.new_leaves);
-    }
+    add_changes(all, conversion_changes(fst, g, sectorsize, data));
   }
-  add_changes(all, repeat, steps / 102);
   return all;
 }
 
 // Shape of the tree at `root` (its nodes are read, its leaves are not);
-// a tree that does not exist yet is one empty leaf.
-Result<TreeShape> shape_of(Transaction& t, const std::optional<ctree::RootRef>& root) {
+// a tree that does not exist yet is one empty leaf. With `ranges`, `reach`
+// counts per level the blocks whose key span (from their key in the parent
+// to the next one, objectids inclusive) meets a range, plus two siblings per
+// run of such blocks (pushes and merges move items into the neighbours);
+// without, every block.
+Result<TreeShape> shape_of(Transaction& t, const std::optional<ctree::RootRef>& root, const KeyRanges* ranges = nullptr) {
   TreeShape s;
   if (!root) return s;
   s.height = static_cast<u8>(root->level + 1);
   s.blocks.assign(s.height, 0);
   s.node_fill.assign(s.height, {});
+  s.reach.assign(s.height, 0);
   s.blocks[root->level] = 1;
-  std::vector<std::pair<u64, ctree::ParentCheck>> cur;
+  s.reach[root->level] = 1;
+  auto meets = [&](u64 lo, u64 hi) {
+    for (auto& [a, b] : *ranges)
+      if (lo <= b && hi >= a) return true;
+    return false;
+  };
+  // Blocks of a level in key order: their key spans' objectids [lo, hi] and
+  // whether they meet a range; the reach of the level from those.
+  struct Span {
+    u64 bytenr;
+    ctree::ParentCheck check;
+    u64 lo, hi;
+  };
+  auto reach_of = [&](const std::vector<bool>& in) {
+    u64 n = 0, runs = 0;
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (in[i]) {
+        ++n;
+        if (i == 0 || !in[i - 1]) ++runs;
+      }
+    return std::min<u64>(in.size(), n + 2 * runs);
+  };
+  std::vector<Span> cur;
   ctree::ParentCheck rc;
   rc.level = root->level;
   rc.transid = root->generation;
-  cur.emplace_back(root->bytenr, rc);
+  cur.push_back({root->bytenr, rc, 0, ~u64{0}});
   for (int level = root->level; level >= 1; --level) {
-    std::vector<std::pair<u64, ctree::ParentCheck>> next;
-    for (auto& [bytenr, check] : cur) {
-      FSCTL_TRY_ASSIGN(auto b, t.read_tree_block(bytenr, check));
+    std::vector<Span> next;
+    std::vector<bool> in;
+    for (auto& parent : cur) {
+      FSCTL_TRY_ASSIGN(auto b, t.read_tree_block(parent.bytenr, parent.check));
       NodeView v = b->view();
       s.node_fill[static_cast<std::size_t>(level)].push_back(v.nritems());
       s.blocks[static_cast<std::size_t>(level - 1)] += v.nritems();
-      if (level == 1) continue;
       for (u32 i = 0; i < v.nritems(); ++i) {
+        u64 lo = i == 0 ? parent.lo : v.node_key(i).objectid;
+        u64 hi = i + 1 < v.nritems() ? v.node_key(i + 1).objectid : parent.hi;
+        if (ranges) in.push_back(meets(lo, hi));
+        if (level == 1) continue;
         ctree::ParentCheck c;
         c.level = level - 1;
         c.transid = v.ptr_generation(i);
         c.first_key = v.node_key(i);
-        next.emplace_back(v.blockptr(i), c);
+        next.push_back({v.blockptr(i), c, lo, hi});
       }
     }
+    std::size_t l = static_cast<std::size_t>(level - 1);
+    s.reach[l] = ranges ? reach_of(in) : s.blocks[l];
     cur = std::move(next);
   }
   return s;
@@ -247,13 +278,13 @@ std::vector<ConversionGroup> Transaction::conversion_groups(u64 blocks) const {
 Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
   u32 ns = nodesize();
   u32 max_ptrs = node_max_ptrs(ns);
-  auto shape = [&](u64 id) -> Result<TreeShape> {
+  auto shape = [&](u64 id, const KeyRanges* ranges = nullptr) -> Result<TreeShape> {
     std::optional<ctree::RootRef> ref;
     if (auto it = roots_.find(id); it != roots_.end())
       ref = it->second.ref();
     else
       ref = fs_.find_root(id);
-    return shape_of(*this, ref);
+    return shape_of(*this, ref, ranges);
   };
   // The touched trees.
   u64 touched = 0;
@@ -264,17 +295,39 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
     touched += tree_bound(s, changes_of(r, s, leaf_data_size(ns)), max_ptrs);
   }
   touched += r.extra_blocks + r.extra_blocks / 4 + r.exact_blocks;
+  u64 freed = 0;  // blocks of deleted trees
+  for (u64 id : r.trees_deleted) {
+    FSCTL_TRY_ASSIGN(auto s, shape(id));
+    for (u64 n : s.blocks) freed += n;
+  }
   // The commit's trees (its fixed point): every new block adds an extent
   // item and marks its range used in the free space tree; every copied block
   // drops its extent item and frees its range; block group items and root
   // items change once each. Their own new blocks feed back, so iterate.
-  u64 nbgs = space_.size();
-  FSCTL_TRY_ASSIGN(auto ext, shape(EXTENT_TREE_OBJECTID));
-  FSCTL_TRY_ASSIGN(auto fst, shape(FREE_SPACE_TREE_OBJECTID));
+  //
+  // Those changes stay in the key ranges of the metadata and system block
+  // groups (tree blocks are allocated and freed only there, and only their
+  // items, their free space and their block group items change), plus the
+  // logical range after the last group, where a chunk the commit creates
+  // goes (Transaction::alloc_chunk): in the extent tree, the free space tree
+  // and the block group tree the commit copies only the blocks whose keys
+  // meet those ranges (and their neighbours), not the whole tree — the
+  // data groups' items are the bulk of a large filesystem's extent tree.
+  KeyRanges meta;
+  u64 end = 0;
+  for (auto& [start, ch] : fs_.chunk_map().chunks()) end = std::max(end, start + ch.length);
+  for (const auto& bg : fs_.block_groups()) {
+    end = std::max(end, bg.start + bg.length);
+    if (bg.flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM)) meta.emplace_back(bg.start, bg.start + bg.length - 1);
+  }
+  meta.emplace_back(end, ~u64{0});
+  u64 nbgs = space_.size() + sys_space_.size();
+  FSCTL_TRY_ASSIGN(auto ext, shape(EXTENT_TREE_OBJECTID, &meta));
+  FSCTL_TRY_ASSIGN(auto fst, shape(FREE_SPACE_TREE_OBJECTID, &meta));
   FSCTL_TRY_ASSIGN(auto rt, shape(ROOT_TREE_OBJECTID));
   std::optional<TreeShape> bgt, quota;
   if (fs_.find_root(BLOCK_GROUP_TREE_OBJECTID)) {
-    FSCTL_TRY_ASSIGN(auto s, shape(BLOCK_GROUP_TREE_OBJECTID));
+    FSCTL_TRY_ASSIGN(auto s, shape(BLOCK_GROUP_TREE_OBJECTID, &meta));
     bgt = s;
   }
   if (fs_.find_root(QUOTA_TREE_OBJECTID)) {
@@ -285,20 +338,24 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
   u64 commit = 0;
   for (int round = 0; round < 8; ++round) {
     u64 x = touched + commit;  // blocks allocated (each may also free the block it copies)
+    u64 frees = x + freed;
     // Extent tree: x inserts of a skinny METADATA_ITEM with one inline ref
-    // (item header + 33 bytes), x drops, one update per block group (when
+    // (item header + 33 bytes), the drops, one update per block group (when
     // their items live there).
-    u64 c = tree_bound(ext, commit_changes(ext, x, sizeof(Item) + 33, x, nbgs, data), max_ptrs);
-    // Free space tree: each of the x allocations and x frees deletes up to
+    u64 c = tree_bound(ext, commit_changes(ext, x, sizeof(Item) + 33, frees, nbgs, data), max_ptrs);
+    // Free space tree: each of the x allocations and the frees deletes up to
     // two FREE_SPACE_EXTENT items (header only), inserts up to two and
     // updates the block group's FREE_SPACE_INFO; and the groups' conversions
-    // between extents and bitmaps those 2x updates may cause.
-    TreeChanges fst_changes = commit_changes(fst, 4 * x, sizeof(Item), 4 * x, 2 * x + nbgs, data);
-    add_changes(fst_changes, conversions(fst, conversion_groups(x), 2 * x, fs_.sectorsize(), data));
+    // between extents and bitmaps those updates may cause.
+    u64 events = x + frees;
+    TreeChanges fst_changes = commit_changes(fst, 2 * events, sizeof(Item), 2 * events, events + nbgs, data);
+    add_changes(fst_changes, conversions(fst, conversion_groups(x), events, fs_.sectorsize(), data));
     c += tree_bound(fst, fst_changes, max_ptrs);
-    // Root tree: one ROOT_ITEM per changed tree, updated in place, and one
-    // inserted per tree the operation creates.
-    TreeChanges root_items = commit_changes(rt, created, sizeof(Item) + sizeof(RootItem), 0, r.trees.size() + 4, data);
+    // Root tree: one ROOT_ITEM per changed tree, updated in place, one
+    // inserted per tree the operation creates, one deleted per tree it
+    // deletes.
+    TreeChanges root_items = commit_changes(rt, created, sizeof(Item) + sizeof(RootItem), r.trees_deleted.size(),
+                                            r.trees.size() + 4, data);
     c += tree_bound(rt, root_items, max_ptrs);
     if (bgt) c += tree_bound(*bgt, commit_changes(*bgt, 0, 0, 0, nbgs, data), max_ptrs);
     if (quota) c += tree_bound(*quota, commit_changes(*quota, 0, 0, 0, 1, data), max_ptrs);

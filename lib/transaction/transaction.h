@@ -82,6 +82,11 @@ struct Reservation {
   /// inserted bytes, plus one per leaf touched and per level) instead of one
   /// per insertion.
   u64 insert_bytes = 0;
+  /// Trees the operation deletes whole (Transaction::delete_tree): every
+  /// block they hold is freed at commit (an extent item dropped, free space
+  /// returned) and their ROOT_ITEM deleted. Counted from their shapes on
+  /// the path with `trees` named.
+  std::vector<u64> trees_deleted;
 };
 
 class Transaction final : public ctree::TreeWriter {
@@ -305,6 +310,7 @@ class Transaction final : public ctree::TreeWriter {
   std::map<u64, s64> bg_delta_;            // block group start -> used delta
   std::set<u64> pinned_;                   // freed committed blocks: not reusable before commit
   std::set<u64> extent_inserted_;          // own blocks whose extent item was inserted
+  std::set<u64> fst_converted_;            // block groups whose free space form this transaction converted
   std::set<u64> fst_applied_;              // own blocks already marked used in the free space tree
   std::map<u64, std::pair<u64, u8>> root_items_written_;  // root id -> (bytenr, level) in its ROOT_ITEM
   std::set<u64> deleted_trees_;            // trees removed by delete_tree in this transaction

@@ -1,82 +1,89 @@
 #!/usr/bin/env bash
 # 065-convert-enospc: on a filesystem whose devices are fully allocated and
-# whose metadata is nearly full, `fsctl convert --bg-tree` (and `fsctl
-# balance -m`) fail with ENOSPC (exit 6, "nothing was written") before any
-# write — not a half-done conversion — and the image is byte-identical.
-# The image: 300 MiB, single profiles, data chunks preallocated by the kernel
-# until no device space is left, then the metadata group filled by
-# tests/tools/chunk_torture (items into scratch tree 200, 20 per
-# transaction) until its own reservation fails.
-# Nearly full is not full: there, convert's default batch (1024) does not fit
-# but smaller ones do, and convert halves its batch until the reservation
-# fits (it used to commit the conversion mark, then fail the first batch
-# with ENOSPC, leaving a half-converted filesystem: found on the manybg
-# fixture). So: convert completes there with a smaller batch (btrfs check
-# passes, --no-bg-tree back too), and only after filling on with one item per
-# transaction does it fail before any write.
+# whose metadata is filled step by step, `fsctl convert --bg-tree` either
+# completes (btrfs check clean) or fails with ENOSPC (exit 6, "nothing was
+# written") before any write, the image byte-identical — never a
+# half-converted filesystem; `fsctl balance -m` fails the same clean way.
+#
+# The image: 900 MiB file, mkfs -b 256M (4K nodes, single profiles), the
+# data space filled by the kernel, then grown 4 MiB at a time with each step
+# filled (131 block groups, most of them 4 MiB: the manybg fixture's recipe;
+# the kernel refuses resizes below 256 MiB), then the metadata group filled
+# by tests/tools/chunk_torture (items into scratch tree 200, N per
+# transaction, until its own reservation fails), with N = 20, 10, 5, 3, 2, 1:
+# after each fill, convert runs on a copy.
+# Faults this guards (found on real images, each failed here first):
+# - convert's default batch (1024) committed the conversion mark, then
+#   failed its first batch with ENOSPC: half converted, while saying
+#   "nothing was written" (manybg fixture). Now a batch whose reservation
+#   does not fit is halved until it does, before the first commit; some fill
+#   level here must show a conversion completed with a halved batch.
+# - with just enough space for the first batch of one group, the run ran
+#   out in a later batch (121 of 131 groups moved, exit 6, "resumable"): the
+#   first reservation now includes the later batches' growth.
 source "$(dirname "$0")/../common/lib.sh"
 need_mount
 CT=${FSCTL_CHUNK_TORTURE:?FSCTL_CHUNK_TORTURE must point at the chunk_torture test tool}
 IMG="$T/full.img"
-mkimg "$IMG" 300M -n 4096 -m single -d single
+mkimg "$IMG" 900M -n 4096 -m single -d single -b 256M
 mkdir -p "$T/mnt"
 mount -o loop "$IMG" "$T/mnt"
-for i in $(seq 1 40); do fallocate -l 8M "$T/mnt/d$i" 2>/dev/null || break; done
+trap 'umount "$T/mnt" 2>/dev/null || true' EXIT
+for i in $(seq 1 60); do fallocate -l 4M "$T/mnt/d$i" 2>/dev/null || break; done
 for i in $(seq 1 300); do fallocate -l 1M "$T/mnt/e$i" 2>/dev/null || break; done
+for s in $(seq 1 120); do
+  btrfs filesystem resize +4M "$T/mnt" > /dev/null
+  for j in 1 2 3 4; do fallocate -l 1M "$T/mnt/g$s.$j" 2>/dev/null || break; done
+done
 unalloc=$(btrfs filesystem usage -b "$T/mnt" | awk '/Device unallocated:/ { print $3 }')
 umount "$T/mnt"
 [ "${unalloc:-0}" -lt $((8 << 20)) ] || fail "device space left: $unalloc bytes"
-rc=0
-"$CT" "$IMG" fill --ops 20 --new-chunks 5 > "$T/fill.out" 2>&1 || rc=$?
-[ $rc -eq 4 ] || { tail -5 "$T/fill.out"; fail "filling metadata: exit $rc, expect 4 (ENOSPC once full)"; }
-btrfs check --readonly "$IMG" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check on the full image"; }
-# Nearly full: balance -m cannot; convert can, in smaller batches.
-cp --sparse=always "$IMG" "$T/near.img"
-before=$(sha256sum < "$T/near.img")
-rc=0
-"$FSCTL" balance -m "$T/near.img" > "$T/out" 2> "$T/err" || rc=$?
-[ $rc -eq 6 ] && grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "balance -m on the nearly full image: exit $rc, expect 6 (ENOSPC)"; }
-[ "$(sha256sum < "$T/near.img")" = "$before" ] || fail "balance -m changed the nearly full image"
-echo "nearly full: fsctl balance -m: $(cat "$T/err")"
-"$FSCTL" --format json convert --bg-tree "$T/near.img" > "$T/cv.json" 2> "$T/err" || { cat "$T/err"; fail "convert --bg-tree on the nearly full image"; }
-python3 - "$T/cv.json" <<'PY' || fail "convert report on the nearly full image"
+groups=$("$FSCTL" --format json inspect block-groups "$IMG" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["block_groups"]))')
+[ "$groups" -ge 100 ] || fail "only $groups block groups"
+echo "image: $groups block groups, devices fully allocated"
+
+halved=0 refused=0
+for ops in 20 10 5 3 2 1; do
+  rc=0
+  "$CT" "$IMG" fill --ops "$ops" --new-chunks 5 > "$T/fill.out" 2>&1 || rc=$?
+  [ $rc -eq 4 ] || { tail -5 "$T/fill.out"; fail "filling metadata $ops items a transaction: exit $rc, expect 4 (ENOSPC once full)"; }
+  btrfs check --readonly "$IMG" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after filling ($ops)"; }
+  cp --sparse=always "$IMG" "$T/try.img"
+  before=$(sha256sum < "$T/try.img")
+  if [ "$ops" -le 3 ]; then
+    rc=0
+    "$FSCTL" balance -m "$T/try.img" > "$T/out" 2> "$T/err" || rc=$?
+    [ $rc -eq 6 ] && grep_q "not enough metadata space.*nothing was written" < "$T/err" ||
+      { cat "$T/err"; fail "balance -m, filled by $ops: exit $rc, expect 6 (ENOSPC)"; }
+    [ "$(sha256sum < "$T/try.img")" = "$before" ] || fail "balance -m changed the image (filled by $ops)"
+  fi
+  rc=0
+  "$FSCTL" --format json convert --bg-tree "$T/try.img" > "$T/cv.json" 2> "$T/err" || rc=$?
+  if [ $rc -eq 6 ]; then
+    grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert, filled by $ops: no ENOSPC message"; }
+    [ "$(sha256sum < "$T/try.img")" = "$before" ] || fail "convert --bg-tree failed with ENOSPC but changed the image (filled by $ops)"
+    echo "filled by $ops: convert --bg-tree: $(cat "$T/err")"
+    refused=$((refused + 1))
+    continue
+  fi
+  [ $rc -eq 0 ] || { cat "$T/err"; fail "convert --bg-tree, filled by $ops: exit $rc (expect 6, or 0 with the conversion done)"; }
+  batch=$(python3 - "$T/cv.json" "$ops" <<'PY' || fail "convert report, filled by $ops"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["state_after"] == "block-group-tree" and r["block_groups_moved"] == r["block_groups_total"], r
-assert 1 <= r["batch"] < 1024 and r["used_bytes"] <= r["reserved_bytes"], r
-print(f"nearly full: convert --bg-tree completed with batch {r['batch']} (asked 1024) in {r['commits']} commits, {r['block_groups_moved']} block groups")
+assert 1 <= r["batch"] <= 1024 and r["used_bytes"] <= r["reserved_bytes"], r
+print(r["batch"])
+print(f"filled by {sys.argv[2]}: convert --bg-tree completed with batch {r['batch']} in {r['commits']} commits, reserved {r['reserved_bytes']} used {r['used_bytes']}", file=sys.stderr)
 PY
-btrfs check --readonly "$T/near.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after the batch-halving conversion"; }
-"$FSCTL" convert --no-bg-tree "$T/near.img" > /dev/null 2> "$T/err" || { cat "$T/err"; fail "convert --no-bg-tree on the nearly full image"; }
-btrfs check --readonly "$T/near.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after --no-bg-tree"; }
-echo "nearly full: btrfs check passes after --bg-tree and after --no-bg-tree"
-
-# Full: one item per transaction until even that fails.
-rc=0
-"$CT" "$IMG" fill --ops 1 --new-chunks 5 > "$T/fill1.out" 2>&1 || rc=$?
-[ $rc -eq 4 ] || { tail -5 "$T/fill1.out"; fail "filling metadata one item at a time: exit $rc, expect 4"; }
-btrfs check --readonly "$IMG" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check on the full image"; }
-before=$(sha256sum < "$IMG")
-rc=0
-"$FSCTL" balance -m "$IMG" > "$T/out" 2> "$T/err" || rc=$?
-[ $rc -eq 6 ] || { cat "$T/err"; fail "fsctl balance -m: exit $rc, expect 6 (ENOSPC)"; }
-grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "fsctl balance -m: no ENOSPC message"; }
-[ "$(sha256sum < "$IMG")" = "$before" ] || fail "fsctl balance -m changed the image"
-echo "full: fsctl balance -m: $(cat "$T/err")"
-# convert needs less than one torture item per commit (its batch goes down to
-# one block group), so here it may still fit: either ENOSPC before any write
-# (image byte-identical) or a complete conversion that btrfs check accepts;
-# never a half-converted filesystem.
-rc=0
-"$FSCTL" --format json convert --bg-tree "$IMG" > "$T/cv.json" 2> "$T/err" || rc=$?
-if [ $rc -eq 6 ]; then
-  grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert: no ENOSPC message"; }
-  [ "$(sha256sum < "$IMG")" = "$before" ] || fail "convert --bg-tree failed with ENOSPC but changed the image"
-  echo "full: fsctl convert --bg-tree: $(cat "$T/err")"
-elif [ $rc -eq 0 ]; then
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["state_after"] == "block-group-tree", r; print("full: convert --bg-tree still fit, batch", r["batch"], "in", r["commits"], "commits")' "$T/cv.json" || fail "convert report"
-  btrfs check --readonly "$IMG" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after converting the full image"; }
-else
-  cat "$T/err"; fail "convert --bg-tree on the full image: exit $rc (expect 6, or 0 with the conversion done)"
-fi
+)
+  btrfs check --readonly "$T/try.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after converting (filled by $ops, batch $batch)"; }
+  if [ "$batch" -lt 1024 ]; then
+    halved=$((halved + 1))
+    "$FSCTL" convert --no-bg-tree "$T/try.img" > /dev/null 2> "$T/err" || { cat "$T/err"; fail "convert --no-bg-tree (filled by $ops)"; }
+    btrfs check --readonly "$T/try.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after --no-bg-tree (filled by $ops)"; }
+    echo "filled by $ops: --no-bg-tree back, btrfs check clean"
+  fi
+done
+[ $halved -gt 0 ] || fail "no fill level made convert halve its batch"
+[ $refused -gt 0 ] || fail "no fill level made convert refuse with ENOSPC"
 echo PASS
