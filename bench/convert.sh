@@ -234,6 +234,10 @@ check_img() {
 }
 
 # bg_where IMG: "STATE: N in bg tree, M in extent tree" from fsctl inspect block-groups
+# resv_used JSON: fsctl's reserved and used metadata bytes (issue 4), MB.
+resv_used() {
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.0f/%.0f" % (d["reserved_bytes"]/1e6, d["used_bytes"]/1e6))' "$1" 2>/dev/null || echo "?"
+}
 bg_where() {
   "$FSCTL" --format json inspect block-groups "$1" 2>/dev/null | python3 -c '
 import json, sys
@@ -293,8 +297,8 @@ for img in "${IMGS[@]}"; do
   esac
   echo
 
-  fmt='%-24s %3s | %9s %6s %7s %9s %7s %7s | %-5s | %s\n'
-  printf "$fmt" "conversion" run "wall s" "cpu s" "runq s" "RSS MiB" commits "blocks" check "block groups after (fsctl inspect)"
+  fmt='%-24s %3s | %9s %6s %7s %9s %7s %7s %15s | %-5s | %s\n'
+  printf "$fmt" "conversion" run "wall s" "cpu s" "runq s" "RSS MiB" commits "blocks" "resv/used MB" check "block groups after (fsctl inspect)"
   f_walls=() f_rsss=() r_walls=() f_alone=()
   for run in $(seq 1 "$RUNS"); do
     copy=$WORK/$label.run$run.img
@@ -304,10 +308,11 @@ for img in "${IMGS[@]}"; do
     f_wall=$T_WALL f_rss=$T_RSS f_rc=$T_RC f_cpu=$T_CPU f_runq=$T_RUNQ
     g1=$(gen_of "$copy")
     blocks=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tree_blocks_written"], d["commits"])' "$WORK/fsctl.json" 2>/dev/null || echo "? ?")
+    resv=$(resv_used "$WORK/fsctl.json")
     ck=$(check_img "$copy")
     [ "$ck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
     [ "$f_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $f_rc:"; sed 's/^/    /' "$WORK/fsctl.json" | head -20; }
-    printf "$fmt" "fsctl --bg-tree" "$run" "$f_wall" "$f_cpu" "$f_runq" "$f_rss" "$((g1 - g0))" "${blocks%% *}" "$ck" "$(bg_where "$copy")"
+    printf "$fmt" "fsctl --bg-tree" "$run" "$f_wall" "$f_cpu" "$f_runq" "$f_rss" "$((g1 - g0))" "${blocks%% *}" "$resv" "$ck" "$(bg_where "$copy")"
     f_walls+=("$f_wall") f_rsss+=("$f_rss") f_alone+=("$(awk -v w="$f_wall" -v q="$f_runq" 'BEGIN { printf "%.3f", w - q }')")
     if [ "$run" = 1 ]; then
       # The converted copy of run 1 is kept for the mounts after conversion.
@@ -324,7 +329,7 @@ for img in "${IMGS[@]}"; do
       bck=$(check_img "$WORK/$label.back.img")
       [ "$bck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
       [ "$b_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $b_rc:"; sed 's/^/    /' "$WORK/back.json" | head -20; }
-      back_line=$(printf "$fmt" "fsctl --no-bg-tree" 1 "$b_wall" "$b_cpu" "$b_runq" "$b_rss" "$((g1 - g0))" "$bblocks" "$bck" "$(bg_where "$WORK/$label.back.img")")
+      back_line=$(printf "$fmt" "fsctl --no-bg-tree" 1 "$b_wall" "$b_cpu" "$b_runq" "$b_rss" "$((g1 - g0))" "$bblocks" "$(resv_used "$WORK/back.json")" "$bck" "$(bg_where "$WORK/$label.back.img")")
       rm -f "$WORK/$label.back.img"
     else
       rm -f "$copy"
@@ -336,7 +341,7 @@ for img in "${IMGS[@]}"; do
       timed "$WORK/tune.out" nice -n "$NICE" "$BTRFSTUNE" --convert-to-block-group-tree "$copy"
       g1=$(gen_of "$copy")
       tck=$(check_img "$copy")
-      printf "$fmt" "btrfstune" "$run" "$T_WALL" "$T_CPU" "$T_RUNQ" "$T_RSS" "$((g1 - g0))" "-" "$tck" "$(bg_where "$copy")"
+      printf "$fmt" "btrfstune" "$run" "$T_WALL" "$T_CPU" "$T_RUNQ" "$T_RSS" "$((g1 - g0))" "-" "-" "$tck" "$(bg_where "$copy")"
       [ "$T_RC" = 0 ] || sed 's/^/    btrfstune: /' "$WORK/tune.out" | head -5
       r_walls+=("$T_WALL")
       ref_rss=$T_RSS
@@ -349,7 +354,7 @@ for img in "${IMGS[@]}"; do
     ref_hi=$(printf '%s\n' "${r_walls[@]}" | sort -g | tail -1)
     ref_note="measured above"
   else
-    printf "$fmt" "btrfstune (reference)" "-" "$ref_lo-$ref_hi" "-" "-" "$ref_rss" "$ref_commits" "-" "-" "$ref_note"
+    printf "$fmt" "btrfstune (reference)" "-" "$ref_lo-$ref_hi" "-" "-" "$ref_rss" "$ref_commits" "-" "-" "-" "$ref_note"
   fi
   f_lo=$(printf '%s\n' "${f_walls[@]}" | sort -g | head -1)
   f_hi=$(printf '%s\n' "${f_walls[@]}" | sort -g | tail -1)
