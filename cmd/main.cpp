@@ -8,6 +8,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/output.h"
+#include "lib/transaction/reservation_log.h"
 
 int main(int argc, char** argv) {
   using namespace fsctl::cmd;
@@ -39,6 +40,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? EXIT_OK : EXIT_USAGE;
+  }
+  {
+    // The operation's name in the reservation test log (reservation_log.h).
+    std::string op;
+    for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+      a = a->get_subcommands().front();
+      op += (op.empty() ? "" : " ") + a->get_name();
+    }
+    fsctl::transaction::set_reservation_log_label(op);
   }
   g.format = format == "json" ? Format::json : Format::text;
   auto cs = parse_size(cache_size);

@@ -45,6 +45,7 @@
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
 #include "lib/io/fault_device.h"
+#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 #include "tests/tools/rng.h"
 
@@ -317,6 +318,7 @@ int run_clear(const std::vector<std::string>& devs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fsctl::transaction::set_reservation_log_label("chunk_torture");
   std::vector<std::string> devs, args;
   std::string cmd;
   for (int i = 1; i < argc; ++i) {

@@ -20,6 +20,7 @@
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
 #include "lib/fs/fs_info.h"
+#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 
 using namespace fsctl;
@@ -38,6 +39,7 @@ int die(const std::string& what, const Error& e) { return die(what, e.message); 
 }  // namespace
 
 int main(int argc, char** argv) {
+  fsctl::transaction::set_reservation_log_label("put_item");
   if (argc < 3) {
     std::fprintf(stderr, "usage: put_item IMG TREE OBJECTID TYPE OFFSET HEX | IMG copy ... | IMG set-u32 ...\n");
     return 2;

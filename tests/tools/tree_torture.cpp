@@ -63,6 +63,7 @@
 #include "lib/fs/fs_info.h"
 #include "lib/io/fault_device.h"
 #include "lib/transaction/reservation.h"
+#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 #include "tests/tools/rng.h"
 
@@ -630,6 +631,7 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fsctl::transaction::set_reservation_log_label("tree_torture");
   Options opt;
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
