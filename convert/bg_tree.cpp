@@ -100,6 +100,45 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     return transaction::reserve_planned(t, r, {del, ins});
   };
 
+  // Moves todo[from, to) in `t`: each item deleted from the source tree and
+  // inserted with the same key and bytes into the destination, highest
+  // start first; the last batch backwards also deletes the emptied block
+  // group tree. Run once as a rehearsal for small batches (the reservation)
+  // and once for real.
+  auto move_batch = [&](transaction::Transaction& t, std::size_t from, std::size_t to, bool deletes_bg_tree) -> Status {
+    FSCTL_TRY_ASSIGN(auto* src, t.root(src_tree));
+    FSCTL_TRY_ASSIGN(auto* dst, t.root(dst_tree));
+    // The leaves a window of this batch changes in both trees are read ahead
+    // in large batched reads (a quarter of the cache budget at a time), not
+    // one by one by the searches below.
+    const std::size_t window = std::max<std::size_t>(64, fs.cache().budget() / 4 / ns);
+    for (std::size_t k = from; k < to; ++k) {
+      if ((k - from) % window == 0) {
+        std::vector<Key> ahead;  // ascending: todo is sorted highest first
+        for (std::size_t x = std::min(to, k + window); x-- > k;)
+          ahead.push_back(Key{todo[x].start, KeyType::BLOCK_GROUP_ITEM, todo[x].length});
+        ctree::prefetch_search_paths(t, src->ref(), ahead);
+        ctree::prefetch_search_paths(t, dst->ref(), ahead);
+      }
+      Key key{todo[k].start, KeyType::BLOCK_GROUP_ITEM, todo[k].length};
+      ctree::Path p;
+      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *src, key, 0, p));
+      if (!exact)
+        return make_error(Errc::corrupt, "block group item " + std::to_string(todo[k].start) + " vanished from its tree");
+      auto d = p.item_data();
+      std::vector<u8> item(d.begin(), d.end());
+      FSCTL_TRY(ctree::delete_item(t, *src, p));
+      FSCTL_TRY(ctree::insert_item(t, *dst, key, item));
+    }
+    if (deletes_bg_tree) FSCTL_TRY(t.delete_tree(BLOCK_GROUP_TREE_OBJECTID));
+    return {};
+  };
+  // The first transaction's change besides the flags: forward, tree 11.
+  auto mark_changes = [&](transaction::Transaction& t) -> Status {
+    if (forward && !fs.find_root(BLOCK_GROUP_TREE_OBJECTID)) FSCTL_TRY(t.create_tree(BLOCK_GROUP_TREE_OBJECTID));
+    return {};
+  };
+
   // Reservation for the whole run, before the first write: the destination
   // tree plus the copies of one batch (space freed by a commit is reusable by
   // the next one), plus the growth of a later batch's reservation: its
@@ -126,7 +165,34 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     u64 whole = 0;
     for (;;) {
       std::size_t first = std::min<std::size_t>(todo.size(), batch);
-      auto got = reserve_batch(*probe, 0, first, new_tree_blocks + margin, !forward && first == todo.size());
+      bool whole_run = first == todo.size();
+      auto got = reserve_batch(*probe, 0, first, new_tree_blocks + margin, !forward && whole_run);
+      if (got ? *got <= transaction::REHEARSAL_MAX_BLOCKS * ns : got.error().code == Errc::nospc) {
+        // A small run is reserved by rehearsal, every batch of it, each
+        // from the state now (with the first commit's change when this
+        // run makes it): the batches differ (items spread over more or
+        // fewer leaves), and the largest must fit, with the growth margin
+        // (test 065: reserving for the first batch only, a run ran out
+        // in a later one). Should a rehearsal not complete, the bound
+        // above stands.
+        u64 worst = 0;
+        bool rehearsed = true;
+        for (std::size_t from = 0; from < todo.size() && rehearsed; from += batch) {
+          std::size_t to = std::min<std::size_t>(todo.size(), from + batch);
+          auto m = transaction::rehearse(fs, true, [&](transaction::Transaction& rt) -> Status {
+            if (!st.changing) FSCTL_TRY(mark_changes(rt));
+            // Backwards, the last batch deletes the emptied block group
+            // tree; rehearsed from now, with the other batches' items still
+            // in it, it cannot: that deletion's few copies are in the margin.
+            return move_batch(rt, from, to, !forward && from == 0 && to == todo.size());
+          });
+          if (m)
+            worst = std::max(worst, *m);
+          else
+            rehearsed = false;
+        }
+        if (rehearsed) got = probe->reserve_rehearsed(worst + (whole_run ? 0 : (new_tree_blocks + margin) * ns));
+      }
       if (got) {
         whole = *got;
         break;
@@ -169,11 +235,11 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     transaction::Reservation r;
     r.items_inserted = 1;
     r.extra_blocks = 1;
-    FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(r));
+    FSCTL_TRY_ASSIGN(u64 reserved, transaction::reserve_by_rehearsal(*t, t->reserve(r), true, mark_changes));
     rep.reserved_bytes += reserved;
     u64 incompat_set = 0;
+    FSCTL_TRY(mark_changes(*t));
     if (forward) {
-      if (!fs.find_root(BLOCK_GROUP_TREE_OBJECTID)) FSCTL_TRY(t->create_tree(BLOCK_GROUP_TREE_OBJECTID));
       if (!(fs.super().incompat_flags.get() & INCOMPAT_NO_HOLES)) {
         incompat_set = INCOMPAT_NO_HOLES;
         rep.set_no_holes = true;
@@ -195,7 +261,8 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
       end = std::min<std::size_t>(todo.size(), i + batch);
       last = end == todo.size();
       FSCTL_TRY_ASSIGN(t, transaction::Transaction::start(fs, true));
-      auto reserved = reserve_batch(*t, i, end, 0, last && !forward);
+      auto reserved = transaction::reserve_by_rehearsal(*t, reserve_batch(*t, i, end, 0, last && !forward), true,
+                                                        [&](transaction::Transaction& rt) { return move_batch(rt, i, end, last && !forward); });
       if (reserved) {
         rep.reserved_bytes += *reserved;
         break;
@@ -210,31 +277,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
                                                  " block groups moved in " + std::to_string(rep.commits) +
                                                  " commits; the conversion is resumable"));
     }
-    FSCTL_TRY_ASSIGN(auto* src, t->root(src_tree));
-    FSCTL_TRY_ASSIGN(auto* dst, t->root(dst_tree));
-    // The leaves a window of this batch changes in both trees are read ahead
-    // in large batched reads (a quarter of the cache budget at a time), not
-    // one by one by the searches below.
-    const std::size_t window = std::max<std::size_t>(64, fs.cache().budget() / 4 / ns);
-    for (std::size_t k = i; k < end; ++k) {
-      if ((k - i) % window == 0) {
-        std::vector<Key> ahead;  // ascending: todo is sorted highest first
-        for (std::size_t x = std::min(end, k + window); x-- > k;)
-          ahead.push_back(Key{todo[x].start, KeyType::BLOCK_GROUP_ITEM, todo[x].length});
-        ctree::prefetch_search_paths(*t, src->ref(), ahead);
-        ctree::prefetch_search_paths(*t, dst->ref(), ahead);
-      }
-      Key key{todo[k].start, KeyType::BLOCK_GROUP_ITEM, todo[k].length};
-      ctree::Path p;
-      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*t, *src, key, 0, p));
-      if (!exact)
-        return make_error(Errc::corrupt, "block group item " + std::to_string(todo[k].start) + " vanished from its tree");
-      auto d = p.item_data();
-      std::vector<u8> item(d.begin(), d.end());
-      FSCTL_TRY(ctree::delete_item(*t, *src, p));
-      FSCTL_TRY(ctree::insert_item(*t, *dst, key, item));
-    }
-    if (last && !forward) FSCTL_TRY(t->delete_tree(BLOCK_GROUP_TREE_OBJECTID));
+    FSCTL_TRY(move_batch(*t, i, end, last && !forward));
     u64 set, clear, cro_set, cro_clear;
     finish_flags(last, set, clear, cro_set, cro_clear);
     FSCTL_TRY(t->commit(set, clear, cro_set, cro_clear));

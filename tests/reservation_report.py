@@ -5,7 +5,8 @@ invariant 4): reads the lines every committed transaction of the tests
 appended to the log (lib/transaction/reservation_log.h: LABEL PID RESERVED
 USED, bytes), and fails when
   - a transaction used more than it reserved (or committed without one), or
-  - the median reserved/used over the operations exceeds 2,
+  - the median reserved/used over the operations exceeds 2 (judged when the
+    log holds a whole run: at least MIN_OPERATIONS operations),
 where an operation is one process (a command, or one test tool run: its
 transactions summed; a tree_torture transaction is its own operation, as
 each is planned and reserved on its own). Prints per label the operations,
@@ -17,6 +18,10 @@ Usage: reservation_report.py LOG [--reset]   (--reset: empty LOG and exit)
 import os
 import statistics
 import sys
+
+# The median is judged on a whole run of the suite (about 370 operations);
+# a subset run by ctest -R has another mix of operations.
+MIN_OPERATIONS = 200
 
 
 def main() -> int:
@@ -66,6 +71,10 @@ def main() -> int:
     if not everything:
         print("FAIL: no operation used any metadata")
         return 1
+    if len(everything) < MIN_OPERATIONS:
+        print(f"PASS: used <= reserved in every transaction; median {median:.2f} not judged: "
+              f"{len(everything)} operations, fewer than a whole run's {MIN_OPERATIONS} (ctest -R)")
+        return 0
     if median > 2:
         print(f"FAIL: median reserved/used {median:.2f} > 2")
         return 1

@@ -4,6 +4,7 @@
 
 #include "lib/ctree/write.h"
 #include "lib/format/items.h"
+#include "lib/transaction/reservation.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::qgroup {
@@ -25,56 +26,62 @@ Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, con
   bool fix_status = quota.inconsistent() || quota.rescan_running();
   if (update.empty() && add.empty() && !fix_status) return res;
 
-  FSCTL_TRY_ASSIGN(auto trans, transaction::Transaction::start(fs));
-  transaction::Reservation rsv;
-  rsv.items_updated = update.size() + 1;
-  rsv.items_inserted = 2 * add.size();
-  FSCTL_TRY_ASSIGN(res.reserved_bytes, trans->reserve(rsv));
-  FSCTL_TRY_ASSIGN(auto* qroot, trans->root(QUOTA_TREE_OBJECTID));
-  u64 transid = trans->transid();
-  auto write_info = [&](std::span<u8> d, const QgroupCount& c) {
-    auto* i = reinterpret_cast<QgroupInfoItem*>(d.data());
-    i->generation.set(transid);
-    i->rfer.set(c.rfer);
-    i->rfer_cmpr.set(c.rfer_cmpr);
-    i->excl.set(c.excl);
-    i->excl_cmpr.set(c.excl_cmpr);
-  };
-  for (u64 id : update) {
-    ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*trans, *qroot, Key{0, KeyType::QGROUP_INFO, id}, 0, p));
-    if (!exact) return make_error(Errc::corrupt, "QGROUP_INFO of " + qgroupid_to_string(id) + " vanished");
-    auto d = ctree::item_data_mut(*trans, p);
-    if (d.size() < sizeof(QgroupInfoItem)) return make_error(Errc::corrupt, "short QGROUP_INFO of " + qgroupid_to_string(id));
-    write_info(d, computed.counts.at(id));
-    res.qgroups_updated++;
-  }
-  for (u64 id : add) {
-    ctree::Path p;
-    FSCTL_TRY(ctree::insert_empty_item(*trans, *qroot, Key{0, KeyType::QGROUP_INFO, id}, sizeof(QgroupInfoItem), p));
-    write_info(ctree::item_data_mut(*trans, p), computed.counts.at(id));
-    auto it = quota.qgroups.find(id);
-    if (it == quota.qgroups.end() || !it->second.limit) {
-      ctree::Path lp;
-      FSCTL_TRY(ctree::insert_empty_item(*trans, *qroot, Key{0, KeyType::QGROUP_LIMIT, id}, sizeof(QgroupLimitItem), lp));
+  // The changes, made once as a rehearsal (the reservation of this small
+  // transaction: transaction::reserve_by_rehearsal) and once for real.
+  auto apply = [&](transaction::Transaction& t) -> Status {
+    FSCTL_TRY_ASSIGN(auto* qroot, t.root(QUOTA_TREE_OBJECTID));
+    u64 transid = t.transid();
+    auto write_info = [&](std::span<u8> d, const QgroupCount& c) {
+      auto* i = reinterpret_cast<QgroupInfoItem*>(d.data());
+      i->generation.set(transid);
+      i->rfer.set(c.rfer);
+      i->rfer_cmpr.set(c.rfer_cmpr);
+      i->excl.set(c.excl);
+      i->excl_cmpr.set(c.excl_cmpr);
+    };
+    for (u64 id : update) {
+      ctree::Path p;
+      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, 0, p));
+      if (!exact) return make_error(Errc::corrupt, "QGROUP_INFO of " + qgroupid_to_string(id) + " vanished");
+      auto d = ctree::item_data_mut(t, p);
+      if (d.size() < sizeof(QgroupInfoItem)) return make_error(Errc::corrupt, "short QGROUP_INFO of " + qgroupid_to_string(id));
+      write_info(d, computed.counts.at(id));
     }
-    res.qgroups_added++;
-  }
-  {
+    for (u64 id : add) {
+      ctree::Path p;
+      FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, sizeof(QgroupInfoItem), p));
+      write_info(ctree::item_data_mut(t, p), computed.counts.at(id));
+      auto it = quota.qgroups.find(id);
+      if (it == quota.qgroups.end() || !it->second.limit) {
+        ctree::Path lp;
+        FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_LIMIT, id}, sizeof(QgroupLimitItem), lp));
+      }
+    }
     ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*trans, *qroot, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));
     if (!exact) return make_error(Errc::corrupt, "quota tree has no QGROUP_STATUS item");
-    auto d = ctree::item_data_mut(*trans, p);
+    auto d = ctree::item_data_mut(t, p);
     if (d.size() < 32) return make_error(Errc::corrupt, "short QGROUP_STATUS item");
     auto* s = reinterpret_cast<QgroupStatusItem*>(d.data());
     u64 flags = s->flags.get();
     if (fix_status) {
       s->flags.set((flags & ~(QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)) | QGROUP_STATUS_FLAG_ON);
       s->rescan.set(~0ULL);  // as a completed kernel rescan leaves it
-      res.status_fixed = true;
     }
     s->generation.set(transid);
-  }
+    return {};
+  };
+
+  FSCTL_TRY_ASSIGN(auto trans, transaction::Transaction::start(fs));
+  transaction::Reservation rsv;
+  rsv.items_updated = update.size() + 1;
+  rsv.items_inserted = 2 * add.size();
+  FSCTL_TRY_ASSIGN(res.reserved_bytes, transaction::reserve_by_rehearsal(*trans, trans->reserve(rsv), false, apply));
+  u64 transid = trans->transid();
+  FSCTL_TRY(apply(*trans));
+  res.qgroups_updated = update.size();
+  res.qgroups_added = add.size();
+  res.status_fixed = fix_status;
   FSCTL_TRY(trans->commit());
   res.wrote = true;
   res.transid = transid;

@@ -38,6 +38,9 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
     FSCTL_TRY(update_root_items());
     if (!work && pending_drop_.empty() && pending_add_.empty() && pending_fst_.empty() && bg_delta_.empty() && !chunks_pending()) break;
   }
+  // A rehearsal ends here: stats() holds what this commit allocated, and
+  // nothing was written (the destructor aborts).
+  if (rehearsal_) return {};
   FSCTL_TRY_ASSIGN(SuperBlock sb, updated_sys_chunk_array(fs_.super()));
   // A RAID1C3/RAID1C4 chunk needs the RAID1C34 incompat bit (kernel
   // volumes.c check_raid1c34_incompat_flag, set when such a chunk is made).

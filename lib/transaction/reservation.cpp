@@ -401,7 +401,18 @@ Result<u64> Transaction::reserve(const Reservation& r) {
   } else {
     FSCTL_TRY_ASSIGN(blocks, reserve_blocks_by_shape(r));
   }
-  u64 want = blocks * ns;
+  return reserve_bytes(blocks * ns);
+}
+
+Result<u64> Transaction::reserve_rehearsed(u64 measured) {
+  FSCTL_TRY(load_space());
+  u64 ns = nodesize();
+  u64 blocks = (measured + ns - 1) / ns;
+  return reserve_bytes((blocks + blocks / 8 + 1) * ns);
+}
+
+Result<u64> Transaction::reserve_bytes(u64 want) {
+  u32 ns = nodesize();
   u64 avail = allocatable_metadata_bytes();
   for (auto& sp : space_)
     if (!excluded_bgs_.count(sp.start))
@@ -441,5 +452,22 @@ Result<u64> reserve_planned(Transaction& t, Reservation r, const std::vector<Pla
   r.extra_blocks += planned;
   return t.reserve(r);
 }
+
+Result<u64> reserve_by_rehearsal(Transaction& t, Result<u64> bound, bool allow_changing_bg_tree,
+                                 const std::function<Status(Transaction&)>& changes, u64 extra_blocks) {
+  if (bound && *bound > REHEARSAL_MAX_BLOCKS * t.nodesize()) return bound;
+  if (!bound && bound.error().code != Errc::nospc) return bound;
+  auto measured = rehearse(t.fs(), allow_changing_bg_tree, changes);
+  if (!measured) return bound;
+  return t.reserve_rehearsed(*measured + extra_blocks * t.nodesize());
+}
+
+Result<u64> rehearse(fs::FsInfo& fs, bool allow_changing_bg_tree, const std::function<Status(Transaction&)>& changes) {
+  FSCTL_TRY_ASSIGN(auto rt, Transaction::start(fs, allow_changing_bg_tree));
+  rt->set_rehearsal();
+  FSCTL_TRY(changes(*rt));
+  FSCTL_TRY(rt->commit());
+  return rt->stats().used_bytes;
+}  // the rehearsal aborts as it goes: FsInfo gets back the state it found
 
 }  // namespace fsctl::transaction

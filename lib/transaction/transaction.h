@@ -109,6 +109,25 @@ class Transaction final : public ctree::TreeWriter {
   /// reserved bytes.
   [[nodiscard]] Result<u64> reserve(const Reservation& r);
 
+  /// Reserves `measured` bytes, what a rehearsal (set_rehearsal) of the
+  /// same changes from the same committed state allocated, plus an eighth
+  /// and a block of margin; errors as reserve(). The engine is
+  /// deterministic (the allocator, the search orders and the commit's
+  /// fixed point depend only on the filesystem's state and the changes), so
+  /// the real run allocates what the rehearsal did; the margin and the
+  /// test suite's reservation report (used <= reserved in every
+  /// transaction) guard that claim.
+  [[nodiscard]] Result<u64> reserve_rehearsed(u64 measured);
+
+  /// Makes this transaction a rehearsal: nothing of it reaches the disk
+  /// (no early writeback: the changes are limited by the cache budget
+  /// instead, Errc::nospc past half of it), and commit() stops after its
+  /// fixed point, before writing any block or superblock, so that stats()
+  /// says what a real commit would have allocated; the transaction then
+  /// aborts as an uncommitted one does. Call before the first change.
+  void set_rehearsal() { rehearsal_ = true; }
+  [[nodiscard]] bool rehearsal() const { return rehearsal_; }
+
   /// The tree `root_id` as it is in this transaction (created on first use
   /// from its ROOT_ITEM, or the superblock for the root tree and the chunk
   /// tree; chunk tree blocks are allocated from SYSTEM block groups and its
@@ -333,6 +352,8 @@ class Transaction final : public ctree::TreeWriter {
   bool committed_ = false;
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;
+  bool rehearsal_ = false;
+  [[nodiscard]] Result<u64> reserve_bytes(u64 want);
   TransactionStats stats_;
 };
 

@@ -4,7 +4,7 @@
 // invariants 1-4). Test-only, not an fsctl command.
 //
 //   chunk_torture DEV... fill [--seed S] [--ops M] [--item-size B] [--new-chunks N]
-//                            [--max-transactions K] [--exclude metadata|system|all]
+//                            [--max-transactions K] [--exclude metadata|system|all] [--rehearse]
 //     Inserts items into the scratch tree 200 (see tree_torture.cpp for why
 //     btrfs check accepts any content there), M per transaction (reserved
 //     first), until N metadata block groups more than at the start exist
@@ -45,6 +45,7 @@
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
 #include "lib/io/fault_device.h"
+#include "lib/transaction/reservation.h"
 #include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 #include "tests/tools/rng.h"
@@ -83,7 +84,7 @@ void must(Status s, const std::string& what) {
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
-               "usage: chunk_torture DEV... fill [--seed S] [--ops M] [--item-size B] [--new-chunks N] [--max-transactions K]\n"
+               "usage: chunk_torture DEV... fill [--seed S] [--ops M] [--item-size B] [--new-chunks N] [--max-transactions K] [--rehearse]\n"
                "                                 [--exclude metadata|system|all]\n"
                "       chunk_torture DEV... alloc FLAGS [--count N] [--keep-empty] [--then-remove] [--exclude metadata|system|all]\n"
                "       chunk_torture DEV... remove START...\n"
@@ -169,6 +170,7 @@ u64 metadata_groups(const fs::FsInfo& fs) {
 
 int run_fill(const std::vector<std::string>& devs, const std::vector<std::string>& args) {
   u64 seed = 1, ops = 200, item_size = 1000, new_chunks = 1, max_txn = 1000;
+  bool rehearse = false;
   std::string exclude;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto num = [&]() -> u64 {
@@ -180,6 +182,7 @@ int run_fill(const std::vector<std::string>& devs, const std::vector<std::string
     else if (args[i] == "--item-size") item_size = num();
     else if (args[i] == "--new-chunks") new_chunks = num();
     else if (args[i] == "--max-transactions") max_txn = num();
+    else if (args[i] == "--rehearse") rehearse = true;
     else if (args[i] == "--exclude" && i + 1 < args.size()) exclude = args[++i];
     else usage();
   }
@@ -205,17 +208,38 @@ int run_fill(const std::vector<std::string>& devs, const std::vector<std::string
     r.items_inserted = ops;
     if (item_size + sizeof(Item) > leaf_data_size(fs->nodesize()) / 2) r.items_large = ops;
     r.trees = {SCRATCH_TREE};
-    u64 reserved = must(t->reserve(r), "reserving");
-    ctree::WriteRoot* root = fs->find_root(SCRATCH_TREE) ? must(t->root(SCRATCH_TREE), "opening tree 200")
-                                                          : must(t->create_tree(SCRATCH_TREE), "creating tree 200");
-    for (u64 i = 0; i < ops; ++i) {
-      Key k{(1ULL << 32) + rng.below(1ULL << 30), TYPE_A, rng.below(1ULL << 20)};
-      while (model.count(k)) k.offset++;
-      std::vector<u8> data(item_size);
-      for (auto& c : data) c = static_cast<u8>(rng.next());
-      must(ctree::insert_item(*t, *root, k, data), "inserting an item");
-      model[k] = std::move(data);
+    // The transaction's items, drawn from `g` into `m`.
+    auto insert_items = [&](transaction::Transaction& tx, Rng& g, Model& m) -> Status {
+      ctree::WriteRoot* root = nullptr;
+      if (fs->find_root(SCRATCH_TREE)) {
+        FSCTL_TRY_ASSIGN(root, tx.root(SCRATCH_TREE));
+      } else {
+        FSCTL_TRY_ASSIGN(root, tx.create_tree(SCRATCH_TREE));
+      }
+      for (u64 i = 0; i < ops; ++i) {
+        Key k{(1ULL << 32) + g.below(1ULL << 30), TYPE_A, g.below(1ULL << 20)};
+        while (m.count(k)) k.offset++;
+        std::vector<u8> data(item_size);
+        for (auto& c : data) c = static_cast<u8>(g.next());
+        FSCTL_TRY(ctree::insert_item(tx, *root, k, data));
+        m[k] = std::move(data);
+      }
+      return {};
+    };
+    // --rehearse: the reservation by rehearsal (exact), as small fsctl
+    // operations reserve, so the fill goes on until N items no longer fit
+    // at all; otherwise the reservation from counts.
+    u64 reserved;
+    if (rehearse) {
+      Rng g = rng;
+      Model m = model;
+      reserved = must(transaction::reserve_by_rehearsal(*t, t->reserve(r), false,
+                                                        [&](transaction::Transaction& rt) { return insert_items(rt, g, m); }),
+                      "reserving");
+    } else {
+      reserved = must(t->reserve(r), "reserving");
     }
+    must(insert_items(*t, rng, model), "inserting the items");
     must(t->commit(), "committing");
     std::printf("txn %" PRIu64 " transid %" PRIu64 ": items %zu reserved %" PRIu64 " used %" PRIu64 " metadata block groups %" PRIu64 "\n", txn,
                 t->transid(), model.size(), reserved, t->stats().used_bytes, metadata_groups(*fs));
@@ -249,6 +273,14 @@ int run_alloc(const std::vector<std::string>& devs, const std::vector<std::strin
   auto before = block_groups(*fs);
   auto t = must(transaction::Transaction::start(*fs), "starting a transaction");
   if (!exclude.empty()) t->exclude_block_groups(existing_groups(*fs, exclude));
+  // Per chunk: its CHUNK_ITEM, up to four DEV_EXTENTs, the block group item,
+  // FREE_SPACE_INFO and one extent inserted; DEV_ITEMs updated (as the
+  // removal below counts its deletions).
+  transaction::Reservation r;
+  r.items_inserted = count * 8;
+  r.items_updated = count * 4;
+  r.trees_touched = 5;
+  must(t->reserve(r), "reserving");
   std::set<u64> made;
   for (u64 i = 0; i < count; ++i) {
     u64 logical = must(t->alloc_chunk(flags), "allocating a " + block_group_flags_to_string(flags) + " chunk");

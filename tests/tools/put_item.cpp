@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   if (!fs) return die("open", fs.error());
   auto t = transaction::Transaction::start(**fs);
   if (!t) return die("transaction", t.error());
+  transaction::Reservation r;  // one item inserted or changed
+  r.items_inserted = 1;
+  if (auto res = (*t)->reserve(r); !res) return die("reserving", res.error());
   std::string cmd = argv[2];
   Status st;
   if (cmd == "copy" && argc == 10) {
