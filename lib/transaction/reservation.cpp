@@ -404,11 +404,11 @@ Result<u64> Transaction::reserve(const Reservation& r) {
   return reserve_bytes(blocks * ns);
 }
 
-Result<u64> Transaction::reserve_rehearsed(u64 measured) {
+Result<u64> Transaction::reserve_rehearsed(u64 measured, u64 cap) {
   FSCTL_TRY(load_space());
   u64 ns = nodesize();
   u64 blocks = (measured + ns - 1) / ns;
-  return reserve_bytes((blocks + blocks / 8 + 1) * ns);
+  return reserve_bytes(std::min(cap, (blocks + blocks / 8 + 1) * ns));
 }
 
 Result<u64> Transaction::reserve_bytes(u64 want) {
@@ -459,7 +459,8 @@ Result<u64> reserve_by_rehearsal(Transaction& t, Result<u64> bound, bool allow_c
   if (!bound && bound.error().code != Errc::nospc) return bound;
   auto measured = rehearse(t.fs(), allow_changing_bg_tree, changes);
   if (!measured) return bound;
-  return t.reserve_rehearsed(*measured + extra_blocks * t.nodesize());
+  // A bound that fitted is an upper bound too: never reserve more.
+  return t.reserve_rehearsed(*measured + extra_blocks * t.nodesize(), bound ? *bound : ~u64{0});
 }
 
 Result<u64> rehearse(fs::FsInfo& fs, bool allow_changing_bg_tree, const std::function<Status(Transaction&)>& changes) {

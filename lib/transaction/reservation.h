@@ -56,7 +56,8 @@ inline constexpr u64 REHEARSAL_MAX_BLOCKS = 1024;
 /// fitting) a rehearsal transaction on t's filesystem (started with
 /// `allow_changing_bg_tree`, set_rehearsal) runs `changes` and its commit's
 /// fixed point, writing nothing, and `t` reserves what the rehearsal
-/// allocated (Transaction::reserve_rehearsed) instead; when the rehearsal
+/// allocated (Transaction::reserve_rehearsed; never more than a bound that
+/// fitted) instead; when the rehearsal
 /// cannot complete (past half the cache budget, or an error, which the real
 /// run will meet and report itself) the bound's result stands. Returns the
 /// reserved bytes. Errors: the bound's error, or Errc::nospc when even the

@@ -117,7 +117,9 @@ class Transaction final : public ctree::TreeWriter {
   /// the real run allocates what the rehearsal did; the margin and the
   /// test suite's reservation report (used <= reserved in every
   /// transaction) guard that claim.
-  [[nodiscard]] Result<u64> reserve_rehearsed(u64 measured);
+  /// `cap`: an upper bound known to hold (a bound the caller reserved
+  /// before): the reservation never exceeds it.
+  [[nodiscard]] Result<u64> reserve_rehearsed(u64 measured, u64 cap = ~u64{0});
 
   /// Makes this transaction a rehearsal: nothing of it reaches the disk
   /// (no early writeback: the changes are limited by the cache budget
