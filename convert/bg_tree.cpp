@@ -186,6 +186,11 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
             // in it, it cannot: that deletion's few copies are in the margin.
             return move_batch(rt, from, to, !forward && from == 0 && to == todo.size());
           });
+          // Any error but running out of space (or past the cache budget)
+          // is one a later batch would meet after the first commit, half
+          // converted: refuse now, nothing written (an attack finding: a
+          // corrupt extent leaf only the last batch reaches).
+          if (!m && m.error().code != Errc::nospc) return make_error(m.error());
           if (m)
             worst = std::max(worst, *m);
           else
