@@ -11,6 +11,7 @@
 #include "lib/ctree/search.h"
 #include "lib/format/csum.h"
 #include "lib/format/decode.h"
+#include "lib/format/feature_flags.h"
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
 #include "lib/io/mount_check.h"
@@ -20,12 +21,6 @@ using namespace fsctl::format;
 using json = nlohmann::ordered_json;
 
 namespace {
-
-std::string hex(u64 v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 // ---------------------------------------------------------------- dump-super
 
@@ -61,7 +56,7 @@ json super_to_json(const SuperBlock& sb) {
               {"csum", csum_to_hex(ct, sb.csum)},
               {"bytenr", sb.bytenr.get()},
               {"flags", sb.flags.get()},
-              {"flags_names", super_flags_to_string(sb.flags.get())},
+              {"flags_names", flag_names(sb.flags.get(), super_flag_bits())},
               {"magic", sb.magic.get() == SUPER_MAGIC ? "_BHRfS_M" : hex(sb.magic.get())},
               {"fsid", uuid_to_string(sb.fsid)},
               {"metadata_uuid", uuid_to_string(header_fsid(sb))},
@@ -86,9 +81,9 @@ json super_to_json(const SuperBlock& sb) {
               {"num_devices", sb.num_devices.get()},
               {"compat_flags", sb.compat_flags.get()},
               {"compat_ro_flags", sb.compat_ro_flags.get()},
-              {"compat_ro_flags_names", compat_ro_flags_to_string(sb.compat_ro_flags.get())},
+              {"compat_ro_flags_names", flag_names(sb.compat_ro_flags.get(), compat_ro_bits())},
               {"incompat_flags", sb.incompat_flags.get()},
-              {"incompat_flags_names", incompat_flags_to_string(sb.incompat_flags.get())},
+              {"incompat_flags_names", flag_names(sb.incompat_flags.get(), incompat_bits())},
               {"cache_generation", sb.cache_generation.get()},
               {"uuid_tree_generation", sb.uuid_tree_generation.get()},
               {"dev_item", dev},

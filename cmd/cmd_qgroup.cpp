@@ -7,6 +7,7 @@
 
 #include "check/qgroup_verify.h"
 #include "cmd/commands.h"
+#include "lib/format/feature_flags.h"
 #include "lib/fs/subvolumes.h"
 #include "lib/qgroup/repair.h"
 
@@ -40,7 +41,7 @@ std::string join_ids(const std::set<u64>& ids) {
 }
 
 void print_quota_status(const qgroup::QuotaState& q) {
-  std::cout << "quota status: flags 0x" << std::hex << q.flags << std::dec << " ("
+  std::cout << "quota status: flags " << format::hex(q.flags) << " ("
             << (q.on() ? "on" : "off") << (q.rescan_running() ? ", rescan in progress" : "")
             << (q.inconsistent() ? ", inconsistent" : "") << "), generation " << q.generation << '\n';
 }

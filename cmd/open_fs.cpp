@@ -6,13 +6,6 @@
 #include "lib/io/mount_check.h"
 
 namespace fsctl::cmd {
-namespace {
-std::string hex(u64 v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-}  // namespace
 
 // Read-only commands warn about a mounted device (its contents may change under us).
 static void warn_if_mounted(const std::vector<std::string>& devs, Reporter& rep) {
@@ -31,7 +24,8 @@ Result<std::unique_ptr<fs::FsInfo>> open_read_only(const std::vector<std::string
   o.load_block_groups = load_bgs;
   FSCTL_TRY_ASSIGN(auto fs, fs::FsInfo::open(devs, o));
   if (u64 unk = fs->unknown_incompat())
-    rep.warning("filesystem has incompat features fsctl does not know: " + hex(unk) + "; output may be incomplete");
+    rep.warning("filesystem has incompat features fsctl does not read (" + format::flag_names(unk, format::incompat_bits()) +
+                "); output may be incomplete");
   if (fs->super().log_root.get())
     rep.warning("log tree at " + std::to_string(fs->super().log_root.get()) +
                 " needs replay (mount the filesystem once); write commands will refuse it");

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/format/feature_flags.h"
 #include "lib/format/items.h"
 #include "lib/format/key.h"
 #include "lib/format/super.h"
@@ -83,26 +84,6 @@ std::string lower_dash(std::string s) {
   for (auto& ch : s) ch = ch == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
 }
-std::string hexu(u64 v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-std::string join_bits(u64 flags, const std::vector<std::pair<u64, const char*>>& names) {
-  std::string s;
-  for (auto& [bit, name] : names) {
-    if (flags & bit) {
-      if (!s.empty()) s += " | ";
-      s += name;
-      flags &= ~bit;
-    }
-  }
-  if (flags) {
-    if (!s.empty()) s += " | ";
-    s += "unknown " + hexu(flags);
-  }
-  return s;
-}
 }  // namespace
 
 std::string tree_name(u64 id) {
@@ -166,38 +147,8 @@ std::string block_group_flags_to_string(u64 flags) {
     add(p.c_str());
   }
   u64 rest = flags & ~(BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK);
-  if (rest) add(hexu(rest).c_str());
+  if (rest) add(hex(rest).c_str());
   return s.empty() ? "0" : s;
-}
-
-std::string incompat_flags_to_string(u64 f) {
-  static const std::vector<std::pair<u64, const char*>> n = {
-      {INCOMPAT_MIXED_BACKREF, "MIXED_BACKREF"}, {INCOMPAT_DEFAULT_SUBVOL, "DEFAULT_SUBVOL"},
-      {INCOMPAT_MIXED_GROUPS, "MIXED_GROUPS"},   {INCOMPAT_COMPRESS_LZO, "COMPRESS_LZO"},
-      {INCOMPAT_COMPRESS_ZSTD, "COMPRESS_ZSTD"}, {INCOMPAT_BIG_METADATA, "BIG_METADATA"},
-      {INCOMPAT_EXTENDED_IREF, "EXTENDED_IREF"}, {INCOMPAT_RAID56, "RAID56"},
-      {INCOMPAT_SKINNY_METADATA, "SKINNY_METADATA"}, {INCOMPAT_NO_HOLES, "NO_HOLES"},
-      {INCOMPAT_METADATA_UUID, "METADATA_UUID"}, {INCOMPAT_RAID1C34, "RAID1C34"},
-      {INCOMPAT_ZONED, "ZONED"},                 {INCOMPAT_EXTENT_TREE_V2, "EXTENT_TREE_V2"},
-      {INCOMPAT_RAID_STRIPE_TREE, "RAID_STRIPE_TREE"}, {INCOMPAT_SIMPLE_QUOTA, "SIMPLE_QUOTA"}};
-  return join_bits(f, n);
-}
-
-std::string compat_ro_flags_to_string(u64 f) {
-  static const std::vector<std::pair<u64, const char*>> n = {
-      {COMPAT_RO_FREE_SPACE_TREE, "FREE_SPACE_TREE"}, {COMPAT_RO_FREE_SPACE_TREE_VALID, "FREE_SPACE_TREE_VALID"},
-      {COMPAT_RO_VERITY, "VERITY"}, {COMPAT_RO_BLOCK_GROUP_TREE, "BLOCK_GROUP_TREE"}};
-  return join_bits(f, n);
-}
-
-std::string super_flags_to_string(u64 f) {
-  static const std::vector<std::pair<u64, const char*>> n = {
-      {HEADER_FLAG_WRITTEN, "WRITTEN"},          {SUPER_FLAG_ERROR, "ERROR"},
-      {SUPER_FLAG_SEEDING, "SEEDING"},           {SUPER_FLAG_METADUMP, "METADUMP"},
-      {SUPER_FLAG_METADUMP_V2, "METADUMP_V2"},   {SUPER_FLAG_CHANGING_FSID, "CHANGING_FSID"},
-      {SUPER_FLAG_CHANGING_FSID_V2, "CHANGING_FSID_V2"}, {SUPER_FLAG_CHANGING_BG_TREE, "CHANGING_BG_TREE"},
-      {SUPER_FLAG_CHANGING_DATA_CSUM, "CHANGING_DATA_CSUM"}, {SUPER_FLAG_CHANGING_META_CSUM, "CHANGING_META_CSUM"}};
-  return join_bits(f, n);
 }
 
 }  // namespace fsctl::format

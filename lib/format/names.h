@@ -23,10 +23,6 @@ namespace fsctl::format {
 /// Profile name of flags: "single", "dup", "raid0", "raid1", "raid10",
 /// "raid5", "raid6", "raid1c3", "raid1c4".
 [[nodiscard]] std::string profile_name(u64 flags);
-/// Names of set bits of a feature word ("incompat" / "compat_ro" / "super_flags"),
-/// joined with " | ", unknown bits as hex.
-[[nodiscard]] std::string incompat_flags_to_string(u64 flags);
-[[nodiscard]] std::string compat_ro_flags_to_string(u64 flags);
-[[nodiscard]] std::string super_flags_to_string(u64 flags);
+// Names of the superblock's flag words' bits: flag_names() in feature_flags.h.
 
 }  // namespace fsctl::format

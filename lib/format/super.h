@@ -30,8 +30,6 @@ inline constexpr u32 LABEL_SIZE = 256;
 // compat_ro bits.
 inline constexpr u64 COMPAT_RO_FREE_SPACE_TREE = 1ULL << 0, COMPAT_RO_FREE_SPACE_TREE_VALID = 1ULL << 1,
                      COMPAT_RO_VERITY = 1ULL << 2, COMPAT_RO_BLOCK_GROUP_TREE = 1ULL << 3;
-inline constexpr u64 COMPAT_RO_SUPPORTED = COMPAT_RO_FREE_SPACE_TREE | COMPAT_RO_FREE_SPACE_TREE_VALID |
-                                           COMPAT_RO_VERITY | COMPAT_RO_BLOCK_GROUP_TREE;
 // incompat bits.
 inline constexpr u64 INCOMPAT_MIXED_BACKREF = 1ULL << 0, INCOMPAT_DEFAULT_SUBVOL = 1ULL << 1,
                      INCOMPAT_MIXED_GROUPS = 1ULL << 2, INCOMPAT_COMPRESS_LZO = 1ULL << 3,
@@ -40,13 +38,9 @@ inline constexpr u64 INCOMPAT_MIXED_BACKREF = 1ULL << 0, INCOMPAT_DEFAULT_SUBVOL
                      INCOMPAT_SKINNY_METADATA = 1ULL << 8, INCOMPAT_NO_HOLES = 1ULL << 9,
                      INCOMPAT_METADATA_UUID = 1ULL << 10, INCOMPAT_RAID1C34 = 1ULL << 11,
                      INCOMPAT_ZONED = 1ULL << 12, INCOMPAT_EXTENT_TREE_V2 = 1ULL << 13,
-                     INCOMPAT_RAID_STRIPE_TREE = 1ULL << 14, INCOMPAT_SIMPLE_QUOTA = 1ULL << 16;
-/// incompat bits whose on-disk format fsctl understands for reading.
-inline constexpr u64 INCOMPAT_SUPPORTED = INCOMPAT_MIXED_BACKREF | INCOMPAT_DEFAULT_SUBVOL | INCOMPAT_MIXED_GROUPS |
-                                          INCOMPAT_COMPRESS_LZO | INCOMPAT_COMPRESS_ZSTD | INCOMPAT_BIG_METADATA |
-                                          INCOMPAT_EXTENDED_IREF | INCOMPAT_RAID56 | INCOMPAT_SKINNY_METADATA |
-                                          INCOMPAT_NO_HOLES | INCOMPAT_METADATA_UUID | INCOMPAT_RAID1C34 |
-                                          INCOMPAT_SIMPLE_QUOTA;
+                     INCOMPAT_RAID_STRIPE_TREE = 1ULL << 14, INCOMPAT_SIMPLE_QUOTA = 1ULL << 16,
+                     INCOMPAT_REMAP_TREE = 1ULL << 17;
+// Which bits fsctl reads and writes: lib/format/feature_flags.h.
 // Superblock flags.
 inline constexpr u64 SUPER_FLAG_ERROR = 1ULL << 2, SUPER_FLAG_SEEDING = 1ULL << 32,
                      SUPER_FLAG_METADUMP = 1ULL << 33, SUPER_FLAG_METADUMP_V2 = 1ULL << 34,

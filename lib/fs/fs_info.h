@@ -14,6 +14,7 @@
 #include "lib/ctree/block_source.h"
 #include "lib/ctree/tree_checker.h"
 #include "lib/format/decode.h"
+#include "lib/format/feature_flags.h"
 #include "lib/format/super.h"
 #include "lib/volumes/chunk_map.h"
 #include "lib/volumes/device_set.h"
@@ -98,8 +99,11 @@ class FsInfo final : public ctree::BlockSource {
   /// groups are kept sorted by start).
   [[nodiscard]] const BlockGroup* block_group_of(u64 logical) const;
   [[nodiscard]] const BgTreeState& bg_tree_state() const { return bg_state_; }
-  /// incompat bits fsctl does not know (0 when none).
-  [[nodiscard]] u64 unknown_incompat() const { return super_.incompat_flags.get() & ~format::INCOMPAT_SUPPORTED; }
+  /// incompat bits whose format fsctl does not read (unknown ones, ZONED,
+  /// EXTENT_TREE_V2, ...: lib/format/feature_flags.h); 0 when none.
+  [[nodiscard]] u64 unknown_incompat() const {
+    return format::unreadable_bits(super_.incompat_flags.get(), format::incompat_bits());
+  }
   /// Identity every tree block carries (fsid, chunk tree uuid, nodesize, csum type).
   [[nodiscard]] const ctree::BlockIdentity& identity() const { return identity_; }
   /// True when the devices were opened for writing.

@@ -10,6 +10,7 @@
 
 #include "lib/ctree/search.h"
 #include "lib/fs/fs_info.h"
+#include "lib/fs/write_gate.h"
 #include "lib/format/names.h"
 #include "lib/io/fault_device.h"
 
@@ -59,6 +60,10 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr
   const SuperBlock& sb = fs->super_;
   std::string first_path = fs->devices_.devices().begin()->second.path;
   auto ctx = [&](const Error& e) { return make_error(e.context(first_path)); };
+  // Before anything else a write command does (a dry run included): a seed
+  // device, a btrfs-image restore, unknown bits (write_gate.h).
+  if (opts.write)
+    if (auto r = check_flags_writable(sb); !r) return ctx(r.error());
 
   fs->identity_.nodesize = sb.nodesize.get();
   fs->identity_.csum_type = sb.csum_type.get();

@@ -9,6 +9,7 @@
 #include "lib/ctree/search.h"
 #include "lib/format/items.h"
 #include "lib/format/names.h"
+#include "lib/fs/write_gate.h"
 
 namespace fsctl::transaction {
 using namespace fsctl::format;
@@ -28,23 +29,7 @@ Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool all
   const SuperBlock& sb = fs.super();
   // A read-only FsInfo may start a transaction to plan and reserve (dry
   // runs); its commit fails before writing (FsInfo::write_tree_blocks).
-  if (u64 unk = fs.unknown_incompat())
-    return make_error(Errc::unsupported, "filesystem has incompat features fsctl does not know (0x" + std::to_string(unk) + "): refusing to write");
-  if (sb.log_root.get())
-    return make_error(Errc::unsupported, "log tree at " + std::to_string(sb.log_root.get()) +
-                                             " needs replay: mount the filesystem once (or btrfs rescue zero-log) before writing");
-  if (!(sb.incompat_flags.get() & INCOMPAT_SKINNY_METADATA))
-    return make_error(Errc::unsupported, "filesystem without skinny-metadata: writing is not supported yet (btrfstune -x adds it)");
-  u64 cro = sb.compat_ro_flags.get();
-  if (!(cro & COMPAT_RO_FREE_SPACE_TREE) || !(cro & COMPAT_RO_FREE_SPACE_TREE_VALID))
-    return make_error(Errc::unsupported, "filesystem has no valid free space tree (v1 space cache): mount once with -o space_cache=v2 first; fsctl does not write v1 caches");
-  u64 f = sb.flags.get();
-  u64 changing = SUPER_FLAG_CHANGING_FSID | SUPER_FLAG_CHANGING_FSID_V2 | SUPER_FLAG_CHANGING_DATA_CSUM | SUPER_FLAG_CHANGING_META_CSUM |
-                 (allow_changing_bg_tree ? 0 : SUPER_FLAG_CHANGING_BG_TREE);
-  if (f & changing)
-    return make_error(Errc::unsupported, "an interrupted operation is recorded in the superblock flags (" + super_flags_to_string(f & changing) +
-                                             "): finish it first");
-  if (f & SUPER_FLAG_ERROR) return make_error(Errc::unsupported, "superblock has the ERROR flag: run btrfs check first");
+  FSCTL_TRY(fs::check_writable(sb, allow_changing_bg_tree));
   if (fs.block_groups().empty()) return make_error(Errc::invalid_argument, "filesystem opened without block groups");
   // Block group items the kernel's tree checker rejects (check_block_group_item)
   // must not be carried on by a write.

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Source lint (ctest lint/source): kinds of fault that were found once and
+must not come back, checked over the whole tree rather than per instance.
+
+  hex-decimal   a "0x" literal joined to a number (+ or <<) prints the number
+                in decimal after 0x (issue 12: "(0x4096)" for 0x1000); hex goes
+                through format::hex().
+
+Usage: source_lint.py SRC_DIR. Prints every offending line, exits 1 if any.
+"""
+import os
+import re
+import sys
+
+RULES = [
+    ("hex-decimal", re.compile(r'0x"\s*(\+|<<)'), ("lib", "cmd", "check", "convert", "tests/tools"), ()),
+]
+
+
+def sources(root, dirs):
+    for d in dirs:
+        for base, _, files in os.walk(os.path.join(root, d)):
+            for f in files:
+                if f.endswith((".cpp", ".h")):
+                    yield os.path.join(base, f)
+
+
+def main():
+    root = sys.argv[1]
+    bad = 0
+    for name, rx, dirs, allowed in RULES:
+        for path in sorted(sources(root, dirs)):
+            rel = os.path.relpath(path, root)
+            if any(rel.startswith(a) for a in allowed):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    if line.lstrip().startswith("//"):
+                        continue
+                    if rx.search(line):
+                        print(f"{rel}:{n}: {name}: {line.strip()}")
+                        bad += 1
+    if bad:
+        print(f"source lint: {bad} finding(s)")
+        return 1
+    print("source lint: clean (" + ", ".join(r[0] for r in RULES) + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
