@@ -222,14 +222,15 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     return rep;
   }
 
-  auto finish_flags = [&](bool last, u64& set, u64& clear, u64& cro_set, u64& cro_clear) {
-    set = clear = cro_set = cro_clear = 0;
-    if (!last) return;
-    clear = SUPER_FLAG_CHANGING_BG_TREE;
+  auto finish_flags = [&](bool last) {
+    transaction::SuperChanges c;
+    if (!last) return c;
+    c.flags_clear = SUPER_FLAG_CHANGING_BG_TREE;
     if (forward)
-      cro_set = COMPAT_RO_BLOCK_GROUP_TREE;
+      c.compat_ro_set = COMPAT_RO_BLOCK_GROUP_TREE;
     else
-      cro_clear = COMPAT_RO_BLOCK_GROUP_TREE;
+      c.compat_ro_clear = COMPAT_RO_BLOCK_GROUP_TREE;
+    return c;
   };
 
   // First transaction of a fresh run: mark the conversion (and, forward,
@@ -250,7 +251,10 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
         rep.set_no_holes = true;
       }
     }
-    FSCTL_TRY(t->commit(SUPER_FLAG_CHANGING_BG_TREE, 0, 0, 0, incompat_set));
+    transaction::SuperChanges mark;
+    mark.flags_set = SUPER_FLAG_CHANGING_BG_TREE;
+    mark.incompat_set = incompat_set;
+    FSCTL_TRY(t->commit(mark));
     rep.commits++;
     rep.tree_blocks_written += t->stats().blocks_written;
     rep.tree_blocks_written_early += t->stats().blocks_written_early;
@@ -283,9 +287,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
                                                  " commits; the conversion is resumable"));
     }
     FSCTL_TRY(move_batch(*t, i, end, last && !forward));
-    u64 set, clear, cro_set, cro_clear;
-    finish_flags(last, set, clear, cro_set, cro_clear);
-    FSCTL_TRY(t->commit(set, clear, cro_set, cro_clear));
+    FSCTL_TRY(t->commit(finish_flags(last)));
     rep.commits++;
     rep.tree_blocks_written += t->stats().blocks_written;
     rep.tree_blocks_written_early += t->stats().blocks_written_early;

@@ -13,8 +13,18 @@
 namespace fsctl::transaction {
 using namespace fsctl::format;
 
-Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compat_ro_set, u64 compat_ro_clear,
-                           u64 incompat_set) {
+Result<bool> Transaction::commit_round() {
+  bool work = !refs_.empty() || !fst_.empty() || !usage_.empty() || chunks_.pending();
+  FSCTL_TRY(chunks_.insert_pending(*this));
+  FSCTL_TRY(refs_.apply_drops(*this));
+  FSCTL_TRY(refs_.apply_adds(*this));
+  FSCTL_TRY(fst_.apply(*this));
+  FSCTL_TRY(usage_.apply(*this));
+  FSCTL_TRY(roots_.apply(*this));
+  return work || !refs_.empty() || !fst_.empty() || !usage_.empty() || chunks_.pending();
+}
+
+Status Transaction::commit(const SuperChanges& super) {
   FSCTL_TRY(update_qgroup_status_generation());
   // The root tree's root block must carry the new generation (the kernel
   // reads it expecting the superblock's generation), so every commit copies
@@ -24,43 +34,62 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
     ctree::Path p;
     FSCTL_TRY(ctree::search_slot_for_write(*this, *rt, Key{}, 0, p));
   }
+  // The fixed point: every part's changes make more changes in the trees
+  // (new blocks need extent items and free space, ...), until a round
+  // changes nothing.
   for (int round = 0;; ++round) {
     if (round > 10000) return make_error(Errc::aborted, "commit did not reach a fixed point");
-    auto chunks_pending = [&] {
-      return std::any_of(new_chunks_.begin(), new_chunks_.end(), [](const NewChunk& n) { return !n.inserted; });
-    };
-    bool work = !pending_drop_.empty() || !pending_add_.empty() || !pending_fst_.empty() || !bg_delta_.empty() || chunks_pending();
-    FSCTL_TRY(insert_pending_chunks());
-    FSCTL_TRY(apply_extent_drops());
-    FSCTL_TRY(apply_extent_adds());
-    FSCTL_TRY(apply_free_space());
-    FSCTL_TRY(apply_block_group_usage());
-    FSCTL_TRY(update_root_items());
-    if (!work && pending_drop_.empty() && pending_add_.empty() && pending_fst_.empty() && bg_delta_.empty() && !chunks_pending()) break;
+    FSCTL_TRY_ASSIGN(bool changed, commit_round());
+    if (!changed) break;
   }
   // A rehearsal ends here: stats() holds what this commit allocated, and
   // nothing was written (the destructor aborts).
   if (rehearsal_) return {};
-  FSCTL_TRY_ASSIGN(SuperBlock sb, updated_sys_chunk_array(fs_.super()));
-  // A RAID1C3/RAID1C4 chunk needs the RAID1C34 incompat bit (kernel
-  // volumes.c check_raid1c34_incompat_flag, set when such a chunk is made).
-  for (auto& n : new_chunks_)
-    if (n.chunk.type & (BLOCK_GROUP_RAID1C3 | BLOCK_GROUP_RAID1C4)) incompat_set |= INCOMPAT_RAID1C34;
+  FSCTL_TRY_ASSIGN(SuperBlock sb, new_super(super));
+
+  std::vector<std::shared_ptr<cache::TreeBlock>> blocks;
+  for (auto& [bytenr, blk] : dirty_) blocks.push_back(blk);
+  stats_.blocks_written += blocks.size();
+  FSCTL_TRY(fs_.write_tree_blocks(std::move(blocks)));
+  // Each device's superblock carries its own DEV_ITEM (write_supers copies
+  // FsInfo's); the saved volume state puts the old ones back on failure.
+  chunks_.publish_dev_items(fs_);
+  FSCTL_TRY(fs_.write_supers(sb));
+  committed_ = true;
+  dirty_.clear();
+  written_early_.clear();
+  fs_.cache().set_outside_bytes(0);
+  // The committed blocks this transaction copied or freed are unreferenced
+  // now: drop them from the cache, which then holds the new generation of
+  // the changed blocks instead of both.
+  for (u64 b : alloc_.pinned()) fs_.cache().erase(b);
+  FSCTL_TRY(fs_.reload_roots());
+  usage_.committed(fs_);
+  if (chunks_.changed_volumes()) FSCTL_TRY(fs_.reload_chunks());
+  log_reservation(reserved_, stats_.used_bytes);
+  return {};
+}
+
+Result<SuperBlock> Transaction::new_super(const SuperChanges& super) const {
+  FSCTL_TRY_ASSIGN(SuperBlock sb, chunks_.updated_sys_chunk_array(fs_.super()));
+  const auto& roots = roots_.all();
   // The chunk tree's root lives in the superblock only (no ROOT_ITEM).
-  if (auto it = roots_.find(CHUNK_TREE_OBJECTID); it != roots_.end() && it->second.bytenr != sb.chunk_root.get()) {
+  if (auto it = roots.find(CHUNK_TREE_OBJECTID); it != roots.end() && it->second.bytenr != sb.chunk_root.get()) {
     sb.chunk_root.set(it->second.bytenr);
     sb.chunk_root_level = it->second.level;
     sb.chunk_root_generation.set(it->second.generation);
   }
   sb.generation.set(transid_);
-  if (auto it = roots_.find(ROOT_TREE_OBJECTID); it != roots_.end()) {
+  if (auto it = roots.find(ROOT_TREE_OBJECTID); it != roots.end()) {
     sb.root.set(it->second.bytenr);
     sb.root_level = it->second.level;
   }
   sb.bytes_used.set(static_cast<u64>(static_cast<s64>(sb.bytes_used.get()) + bytes_used_delta_));
-  sb.flags.set((sb.flags.get() | super_flags_set) & ~super_flags_clear);
-  sb.compat_ro_flags.set((sb.compat_ro_flags.get() | compat_ro_set) & ~compat_ro_clear);
-  sb.incompat_flags.set(sb.incompat_flags.get() | incompat_set);
+  sb.flags.set((sb.flags.get() | super.flags_set) & ~super.flags_clear);
+  sb.compat_ro_flags.set((sb.compat_ro_flags.get() | super.compat_ro_set) & ~super.compat_ro_clear);
+  // A RAID1C3/RAID1C4 chunk needs the RAID1C34 incompat bit (kernel
+  // volumes.c check_raid1c34_incompat_flag, set when such a chunk is made).
+  sb.incompat_flags.set(sb.incompat_flags.get() | super.incompat_set | chunks_.incompat_needed());
   // The kernel rescans the uuid tree at mount when this lags the generation;
   // keep it current when it was (this engine does not change the uuid tree).
   if (sb.uuid_tree_generation.get() == fs_.super().generation.get()) sb.uuid_tree_generation.set(transid_);
@@ -74,7 +103,7 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
   b = RootBackup{};
   auto fill = [&](u64 id, le64& bytenr, le64& gen, u8& level) {
     std::optional<ctree::RootRef> r;
-    if (auto it = roots_.find(id); it != roots_.end())
+    if (auto it = roots.find(id); it != roots.end())
       r = ctree::RootRef{id, it->second.bytenr, it->second.level, it->second.generation};
     else
       r = fs_.find_root(id);
@@ -96,28 +125,7 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
   b.total_bytes.set(sb.total_bytes.get());
   b.bytes_used.set(sb.bytes_used.get());
   b.num_devices.set(sb.num_devices.get());
-
-  std::vector<std::shared_ptr<cache::TreeBlock>> blocks;
-  for (auto& [bytenr, blk] : dirty_) blocks.push_back(blk);
-  stats_.blocks_written += blocks.size();
-  FSCTL_TRY(fs_.write_tree_blocks(std::move(blocks)));
-  // Each device's superblock carries its own DEV_ITEM (write_supers copies
-  // FsInfo's); the saved volume state puts the old ones back on failure.
-  for (auto& [devid, di] : dev_items_changed_) fs_.set_dev_item(di);
-  FSCTL_TRY(fs_.write_supers(sb));
-  committed_ = true;
-  dirty_.clear();
-  written_early_.clear();
-  fs_.cache().set_outside_bytes(0);
-  // The committed blocks this transaction copied or freed are unreferenced
-  // now: drop them from the cache, which then holds the new generation of
-  // the changed blocks instead of both.
-  for (u64 b : pinned_) fs_.cache().erase(b);
-  FSCTL_TRY(fs_.reload_roots());
-  for (auto& [start, used] : bg_used_written_) fs_.set_block_group_used(start, used);
-  if (saved_volumes_) FSCTL_TRY(fs_.reload_chunks());
-  log_reservation(reserved_, stats_.used_bytes);
-  return {};
+  return sb;
 }
 
 Status Transaction::update_qgroup_status_generation() {

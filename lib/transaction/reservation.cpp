@@ -262,15 +262,15 @@ std::vector<ConversionGroup> Transaction::conversion_groups(u64 blocks) const {
   u64 need = blocks * nodesize();
   for (bool system : {false, true}) {
     u64 free = 0;
-    for (const auto& sp : system ? sys_space_ : space_) {
+    for (const auto& sp : alloc_.groups(system)) {
       out.push_back({sp.length, sp.extent_count, sp.using_bitmaps});
-      if (!excluded_bgs_.count(sp.start))
+      if (!alloc_.excluded(sp.start))
         for (auto& [st, len] : sp.free) free += len;
     }
     // Groups the commit may create when the existing ones cannot hold every
     // block (find_free): each starts as one extent.
     if (free < need)
-      for (u64 length : planned_chunk_lengths(system, need - free)) out.push_back({length, 1, false});
+      for (u64 length : chunks_.planned_lengths(fs_, system, need - free)) out.push_back({length, 1, false});
   }
   return out;
 }
@@ -280,7 +280,7 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
   u32 max_ptrs = node_max_ptrs(ns);
   auto shape = [&](u64 id, const KeyRanges* ranges = nullptr) -> Result<TreeShape> {
     std::optional<ctree::RootRef> ref;
-    if (auto it = roots_.find(id); it != roots_.end())
+    if (auto it = roots_.all().find(id); it != roots_.all().end())
       ref = it->second.ref();
     else
       ref = fs_.find_root(id);
@@ -290,7 +290,7 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
   u64 touched = 0;
   u64 created = 0;  // trees that do not exist yet: their ROOT_ITEM is inserted
   for (u64 id : r.trees) {
-    if (!roots_.count(id) && !fs_.find_root(id)) created++;
+    if (!roots_.has(id) && !fs_.find_root(id)) created++;
     FSCTL_TRY_ASSIGN(auto s, shape(id));
     touched += tree_bound(s, changes_of(r, s, leaf_data_size(ns)), max_ptrs);
   }
@@ -321,7 +321,7 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
     if (bg.flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM)) meta.emplace_back(bg.start, bg.start + bg.length - 1);
   }
   meta.emplace_back(end, ~u64{0});
-  u64 nbgs = space_.size() + sys_space_.size();
+  u64 nbgs = alloc_.groups(false).size() + alloc_.groups(true).size();
   FSCTL_TRY_ASSIGN(auto ext, shape(EXTENT_TREE_OBJECTID, &meta));
   FSCTL_TRY_ASSIGN(auto fst, shape(FREE_SPACE_TREE_OBJECTID, &meta));
   FSCTL_TRY_ASSIGN(auto rt, shape(ROOT_TREE_OBJECTID));
@@ -390,7 +390,7 @@ Result<u64> Transaction::reserve(const Reservation& r) {
     // Free space conversions the blocks' 2 * blocks free space updates may
     // cause (see conversions above), with their commit share.
     std::optional<ctree::RootRef> ref;
-    if (auto it = roots_.find(FREE_SPACE_TREE_OBJECTID); it != roots_.end())
+    if (auto it = roots_.all().find(FREE_SPACE_TREE_OBJECTID); it != roots_.all().end())
       ref = it->second.ref();
     else
       ref = fs_.find_root(FREE_SPACE_TREE_OBJECTID);
@@ -413,10 +413,7 @@ Result<u64> Transaction::reserve_rehearsed(u64 measured, u64 cap) {
 
 Result<u64> Transaction::reserve_bytes(u64 want) {
   u32 ns = nodesize();
-  u64 avail = allocatable_metadata_bytes();
-  for (auto& sp : space_)
-    if (!excluded_bgs_.count(sp.start))
-      for (auto& [st, len] : sp.free) avail += len / ns * ns;
+  u64 avail = allocatable_metadata_bytes() + alloc_.free_metadata_bytes(ns);
   if (want > avail)
     return make_error(Errc::nospc, "not enough metadata space: need " + std::to_string(want) + " bytes, " +
                                        std::to_string(avail) + " free in metadata block groups (nothing was written)");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Transaction core: block allocation and freeing, dirty blocks, roots, and
-// the commit sequence (DESIGN.md "Writing", invariants 1-4).
+// Transaction (transaction.h): the handle over its parts. Block allocation
+// and freeing, the blocks it changes, bounded writeback (DESIGN.md
+// "Writing", invariants 1-5); the commit is in commit.cpp.
 #include "lib/transaction/transaction.h"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ Transaction::~Transaction() {
   // Blocks written back early lie in space that is free again: the cache
   // must not serve them should that space be read.
   for (u64 b : written_early_) fs_.cache().erase(b);
-  if (saved_volumes_) fs_.restore_volume_state(std::move(*saved_volumes_));
+  chunks_.restore(fs_);
 }
 
 Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool allow_changing_bg_tree) {
@@ -48,14 +49,36 @@ Result<std::unique_ptr<Transaction>> Transaction::start(fs::FsInfo& fs, bool all
   return std::unique_ptr<Transaction>(new Transaction(fs));
 }
 
-Result<ctree::WriteRoot*> Transaction::root(u64 root_id) {
-  auto it = roots_.find(root_id);
-  if (it != roots_.end()) return &it->second;
-  if (deleted_trees_.count(root_id)) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " was deleted");
-  auto r = fs_.find_root(root_id);
-  if (!r) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " does not exist");
-  ctree::WriteRoot w{root_id, r->bytenr, r->level, r->generation};
-  return &roots_.emplace(root_id, w).first->second;
+Result<ctree::WriteRoot*> Transaction::root(u64 root_id) { return roots_.root(fs_, root_id); }
+
+Result<ctree::WriteRoot*> Transaction::create_tree(u64 root_id) { return roots_.create_tree(*this, root_id); }
+
+Status Transaction::delete_tree(u64 root_id) { return roots_.delete_tree(*this, root_id); }
+
+Result<u64> Transaction::alloc_chunk(u64 flags) { return chunks_.alloc_chunk(*this, flags); }
+
+Status Transaction::remove_block_group(u64 start) { return chunks_.remove_block_group(*this, start); }
+
+Status Transaction::load_space() {
+  if (alloc_.loaded()) return {};
+  FSCTL_TRY(chunks_.load_dev_extents(*this));
+  return alloc_.load(*this, fs_);
+}
+
+Result<u64> Transaction::find_free(u64 len, bool system) {
+  if (auto s = alloc_.find(len, system, nodesize())) return *s;
+  const char* kind = system ? "system" : "metadata";
+  if (!chunks_.allocation_allowed())
+    return make_error(Errc::nospc, std::string("no free space left in the ") + kind + " block groups (chunk allocation is off)");
+  // A new chunk of the profile the filesystem's groups of this kind use
+  // (kernel: btrfs_chunk_alloc when a space_info cannot satisfy a
+  // reservation). Only memory changes here; its items are inserted at
+  // commit, so this is safe in the middle of a tree modification.
+  auto logical = alloc_chunk(chunks_.default_flags(fs_, system));
+  if (!logical)
+    return make_error(logical.error().context(std::string("no free space left in the ") + kind + " block groups; allocating a new chunk"));
+  if (auto s = alloc_.find(len, system, nodesize())) return *s;
+  return make_error(Errc::nospc, std::string("no free space in the new ") + kind + " chunk at " + std::to_string(*logical));
 }
 
 std::shared_ptr<cache::TreeBlock> Transaction::dirty_block(u64 bytenr) {
@@ -133,13 +156,6 @@ Status Transaction::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   return fs_.read_tree_blocks(std::move(rest), visit, keep_in_cache);
 }
 
-BlockGroupSpace* Transaction::space_of(u64 bytenr) {
-  for (auto* spaces : {&space_, &sys_space_})
-    for (auto& s : *spaces)
-      if (bytenr >= s.start && bytenr - s.start < s.length) return &s;
-  return nullptr;
-}
-
 Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 owner, u8 level) {
   FSCTL_TRY(load_space());
   FSCTL_TRY(write_back_early());
@@ -165,21 +181,8 @@ Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 own
   dirty_[bytenr] = b;
   fs_.cache().erase(bytenr);
   note_dirty_bytes();
-  // A block of this transaction freed after the free space tree recorded it
-  // as used left a pending "free" op: reusing it cancels that op.
-  auto fst = pending_fst_.find(bytenr);
-  if (fst != pending_fst_.end() && fst->second) {
-    // The free space tree still says "used" (its "free" op is cancelled):
-    // remember that, so freeing the block again queues the "free" anew
-    // instead of forgetting it (test 094).
-    pending_fst_.erase(fst);
-    fst_applied_.insert(bytenr);
-  } else {
-    pending_fst_[bytenr] = false;
-  }
-  u64 bg_start = space_of(bytenr)->start;
-  bg_delta_[bg_start] += ns;
-  touched_bgs_.insert(bg_start);
+  fst_.allocated(bytenr);
+  usage_.allocated(alloc_.group_of(bytenr)->start, ns);
   bytes_used_delta_ += ns;
   stats_.blocks_allocated++;
   stats_.used_bytes += ns;
@@ -188,20 +191,20 @@ Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 own
 
 Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_tree_block(u64 owner, u8 level) {
   FSCTL_TRY_ASSIGN(auto b, alloc_block_space(owner, level));
-  pending_add_[b->bytenr] = {owner, level};
+  refs_.add(b->bytenr, {owner, level});
   return b;
 }
 
 Status Transaction::release_block_space(u64 bytenr) {
   u32 ns = nodesize();
   FSCTL_TRY(load_space());
-  BlockGroupSpace* s = space_of(bytenr);
+  BlockGroupSpace* s = alloc_.group_of(bytenr);
   if (!s) return make_error(Errc::corrupt, "freeing tree block " + std::to_string(bytenr) + " outside every metadata block group");
   if (is_new(bytenr))
     return make_error(Errc::invalid_argument, "tree block " + std::to_string(bytenr) + " is new in this transaction");
-  pending_fst_[bytenr] = true;
-  pinned_.insert(bytenr);
-  bg_delta_[s->start] -= ns;
+  fst_.freed_committed(bytenr);
+  alloc_.pin(bytenr);
+  usage_.freed(s->start, ns);
   bytes_used_delta_ -= ns;
   stats_.blocks_freed++;
   return {};
@@ -210,11 +213,11 @@ Status Transaction::release_block_space(u64 bytenr) {
 Status Transaction::free_tree_block(u64 bytenr, u64 owner, u8 level) {
   u32 ns = nodesize();
   FSCTL_TRY(load_space());
-  BlockGroupSpace* s = space_of(bytenr);
+  BlockGroupSpace* s = alloc_.group_of(bytenr);
   if (!s) return make_error(Errc::corrupt, "freeing tree block " + std::to_string(bytenr) + " outside every metadata block group");
   if (!is_new(bytenr)) {
     FSCTL_TRY(check_droppable(bytenr, owner, level));
-    pending_drop_[bytenr] = {owner, level};
+    refs_.drop(bytenr, {owner, level});
     return release_block_space(bytenr);
   }
   // Allocated by this transaction: it never reached the disk, so its space
@@ -223,15 +226,10 @@ Status Transaction::free_tree_block(u64 bytenr, u64 owner, u8 level) {
   dirty_.erase(bytenr);
   note_dirty_bytes();
   if (written_early_.erase(bytenr)) fs_.cache().erase(bytenr);
-  if (!pending_add_.erase(bytenr)) pending_drop_[bytenr] = {owner, level};  // its extent item exists now
-  extent_inserted_.erase(bytenr);
-  if (fst_applied_.erase(bytenr))
-    pending_fst_[bytenr] = true;
-  else
-    pending_fst_.erase(bytenr);
-  s->free[bytenr] = ns;
-  s->reuse.push_back(bytenr);
-  bg_delta_[s->start] -= ns;
+  refs_.forget_new(bytenr, {owner, level});  // its extent item may exist now
+  fst_.freed_new(bytenr);
+  alloc_.give_back(bytenr, ns);
+  usage_.freed(s->start, ns);
   bytes_used_delta_ -= ns;
   stats_.blocks_freed++;
   return {};

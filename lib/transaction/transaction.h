@@ -2,7 +2,13 @@
 // Transaction: one copy-on-write change of the filesystem, committed
 // atomically by writing new blocks, flushing, then the superblocks (kernel
 // transaction.c; DESIGN.md invariants 1-4). Destroyed without commit() it
-// writes nothing (abort).
+// writes nothing (abort). A handle over parts, each in its own file (kernel
+// btrfs_trans_handle with delayed refs apart): the SpaceAllocator (where new
+// blocks go), DelayedRefs (extent items of blocks allocated and freed),
+// FreeSpaceUpdates (the free space tree), BlockGroupUsage (block group
+// `used`), ChunkChanges (chunks created and removed) and RootUpdates (trees
+// and their ROOT_ITEMs). The handle owns the new blocks, implements the
+// TreeWriter the B-tree code writes through, and runs the commit (commit.cpp).
 //
 // Scope of this engine (documented in docs/DESIGN.md "Writing"): trees that
 // are not shared (global trees: root, extent, chunk, quota, free space, block
@@ -21,25 +27,15 @@
 #include "lib/ctree/tree_writer.h"
 #include "lib/ctree/write.h"
 #include "lib/fs/fs_info.h"
-#include "lib/volumes/chunk_alloc.h"
+#include "lib/transaction/block_group_usage.h"
+#include "lib/transaction/chunk_changes.h"
+#include "lib/transaction/delayed_refs.h"
+#include "lib/transaction/free_space_updates.h"
+#include "lib/transaction/root_updates.h"
+#include "lib/transaction/space_allocator.h"
+#include "lib/transaction/super_changes.h"
 
 namespace fsctl::transaction {
-
-/// Free metadata space of one block group, in memory (from the free space
-/// tree, minus superblock mirrors; kernel btrfs_free_space_ctl).
-struct BlockGroupSpace {
-  u64 start = 0, length = 0, flags = 0;
-  std::map<u64, u64> free;  // logical start -> length
-  u64 cursor = 0;           // where the last allocation ended (find_free's cluster)
-  /// Blocks of this transaction freed again (behind the cursor), reused
-  /// first, most recent first: the commit's blocks then stay contiguous
-  /// instead of leaving one-block holes that split its write requests.
-  std::vector<u64> reuse;
-  // Its FREE_SPACE_INFO as committed (a group made by this transaction: one
-  // extent), for the reservation's bound of extent<->bitmap conversions.
-  u32 extent_count = 0;
-  bool using_bitmaps = false;
-};
 
 /// A block group's length (bytes) and committed FREE_SPACE_INFO, for the
 /// reservation's bound of free space extent<->bitmap conversions.
@@ -157,10 +153,9 @@ class Transaction final : public ctree::TreeWriter {
   /// Applies extent references, free space and block group usage until they
   /// reach a fixed point, updates root items, writes every new block to all
   /// mirrors, flushes, writes the superblocks, flushes. After a failure the
-  /// on-disk filesystem is the previous commit. `super_flags_set/clear`
-  /// change superblock flags in the same commit.
-  [[nodiscard]] Status commit(u64 super_flags_set = 0, u64 super_flags_clear = 0, u64 compat_ro_set = 0,
-                              u64 compat_ro_clear = 0, u64 incompat_set = 0);
+  /// on-disk filesystem is the previous commit. `super` changes superblock
+  /// flag words in the same commit.
+  [[nodiscard]] Status commit(const SuperChanges& super = {});
 
   /// Bounded writeback (DESIGN.md invariant 5): when the dirty blocks of
   /// this transaction exceed `bytes` (default: half the block cache budget,
@@ -182,17 +177,15 @@ class Transaction final : public ctree::TreeWriter {
   // Block groups and chunks (chunk.cpp).
   /// The allocator never places a block in these block groups (logical
   /// starts) from now on: relocation targets (DESIGN.md "Balance").
-  void exclude_block_groups(const std::set<u64>& starts);
+  void exclude_block_groups(const std::set<u64>& starts) { alloc_.exclude(starts); }
   /// Whether the allocator may create metadata and system chunks by itself
   /// when the block groups have no room (default: yes). Off, a full
   /// filesystem is Errc::nospc, and reserve() counts no unallocated space.
-  void set_chunk_allocation(bool allowed) { chunk_alloc_allowed_ = allowed; }
+  void set_chunk_allocation(bool allowed) { chunks_.set_allocation(allowed); }
   /// Type and profile (BLOCK_GROUP_METADATA or _SYSTEM | profile bit) of the
   /// chunks the allocator creates by itself from now on, instead of the
   /// profile most existing groups of that type use (balance convert=).
-  void set_chunk_profile(u64 type_and_profile) {
-    (type_and_profile & format::BLOCK_GROUP_SYSTEM ? system_profile_ : metadata_profile_) = type_and_profile;
-  }
+  void set_chunk_profile(u64 type_and_profile) { chunks_.set_profile(type_and_profile); }
   /// Allocates a new chunk of type and profile `flags` (BLOCK_GROUP_METADATA
   /// or BLOCK_GROUP_SYSTEM, optionally with one profile bit: none = single,
   /// DUP, RAID1, RAID1C3, RAID1C4, RAID0, RAID10) from the devices'
@@ -235,7 +228,7 @@ class Transaction final : public ctree::TreeWriter {
   /// (chunks planned one after another until none fits, minus superblock
   /// copies and the blocks inserting their items costs); 0 when chunk
   /// allocation is off. For reserve(). REQUIRES: load_space() succeeded.
-  [[nodiscard]] u64 allocatable_metadata_bytes() const;
+  [[nodiscard]] u64 allocatable_metadata_bytes() const { return chunks_.allocatable_metadata_bytes(fs_); }
 
   // Space without extent items, for callers that write the extent items
   // themselves (relocation copies a block's extent item with its backrefs).
@@ -261,101 +254,58 @@ class Transaction final : public ctree::TreeWriter {
                                         bool keep_in_cache = false) override;
   [[nodiscard]] u32 nodesize() const override { return fs_.nodesize(); }
 
- private:
-  explicit Transaction(fs::FsInfo& fs);
-  Status load_space();
-  Status load_dev_extents();
-  Status check_free_against_extents(const BlockGroupSpace& sp);
-  /// A free nodesize-aligned range of `len` bytes in a SYSTEM block group
-  /// (`system`: chunk tree blocks; kernel get_alloc_profile_by_root) or a
-  /// metadata one (everything else); allocates a new chunk of the kind when
-  /// none is left and chunk allocation is allowed.
-  Result<u64> find_free(u64 len, bool system);
-  std::optional<u64> find_free_in(std::list<BlockGroupSpace>& spaces, u64 len);
-  /// Puts a chunk created by this transaction into the allocator: all of it
-  /// free but the superblock copies (as load_space does for existing ones).
-  void add_space(const format::Chunk& chunk);
-  BlockGroupSpace* space_of(u64 bytenr);
+ // The parts, for each other and for the commit.
+  [[nodiscard]] SpaceAllocator& allocator() { return alloc_; }
+  [[nodiscard]] DelayedRefs& delayed_refs() { return refs_; }
+  [[nodiscard]] FreeSpaceUpdates& free_space() { return fst_; }
+  [[nodiscard]] BlockGroupUsage& usage() { return usage_; }
+  [[nodiscard]] ChunkChanges& chunks() { return chunks_; }
+  [[nodiscard]] RootUpdates& roots() { return roots_; }
+  /// Loads the allocator's space and the committed dev extents, once.
+  [[nodiscard]] Status load_space();
   /// Whether `bytenr` was allocated by this transaction (dirty in memory or
   /// written back early).
   [[nodiscard]] bool is_new(u64 bytenr) const { return dirty_.count(bytenr) || written_early_.count(bytenr); }
+
+ private:
+  explicit Transaction(fs::FsInfo& fs);
+  /// A free block for a tree (`system`: the chunk tree, from SYSTEM groups;
+  /// kernel get_alloc_profile_by_root); allocates a new chunk of the kind
+  /// when none is left and chunk allocation is allowed.
+  Result<u64> find_free(u64 len, bool system);
   /// The bounded writeback of set_writeback_threshold, when due.
   Status write_back_early();
   /// Tells the block cache how many bytes the dirty blocks hold, which it
   /// leaves out of its budget (up to half of it).
   void note_dirty_bytes();
-  // Chunks (chunk.cpp).
-  u64 default_chunk_flags(bool system) const;
-  std::vector<volumes::DeviceSpace> device_spaces() const;
-  /// Lengths (logical bytes) of the chunks of the kind (system or metadata,
-  /// default profile) the allocator would create one after another until
-  /// they hold `bytes`; none when chunk allocation is off.
-  std::vector<u64> planned_chunk_lengths(bool system, u64 bytes) const;
-  Status check_no_conversion(const char* what) const;
-  Status insert_pending_chunks();
-  Status insert_chunk_items(const format::Chunk& chunk, u64 stripe_size);
-  Status add_dev_bytes_used(u64 devid, s64 delta);
-  void save_volume_state();
-  Result<format::SuperBlock> updated_sys_chunk_array(const format::SuperBlock& sb) const;
-  // Fixed-point pieces (extent_refs.cpp, free_space_tree.cpp).
-  Status apply_extent_adds();
-  Status apply_extent_drops();
-  Status apply_free_space();
-  Status apply_block_group_usage();
-  Status update_root_items();
   Status check_droppable(u64 bytenr, u64 owner, u8 level);
   Status update_qgroup_status_generation();
+  /// One round of the commit's fixed point; whether it changed anything.
+  Result<bool> commit_round();
+  /// The superblock the commit writes: new roots, generation, bytes_used,
+  /// flag words, sys_chunk_array, a rotated backup root slot.
+  Result<format::SuperBlock> new_super(const SuperChanges& super) const;
   Result<u64> reserve_blocks_by_shape(const Reservation& r);
   /// The block groups whose free space a commit allocating `blocks` tree
   /// blocks may convert between extents and bitmaps (reservation.cpp).
   std::vector<ConversionGroup> conversion_groups(u64 blocks) const;
+  [[nodiscard]] Result<u64> reserve_bytes(u64 want);
 
   fs::FsInfo& fs_;
   u64 transid_ = 0;
-  bool space_loaded_ = false;
-  // Lists: a BlockGroupSpace& stays valid while a new chunk's space is
-  // appended (the free space tree code holds one across allocations).
-  std::list<BlockGroupSpace> space_;      // metadata block groups (not SYSTEM)
-  std::list<BlockGroupSpace> sys_space_;  // SYSTEM block groups: chunk tree blocks only
+  SpaceAllocator alloc_;
+  DelayedRefs refs_;
+  FreeSpaceUpdates fst_;
+  BlockGroupUsage usage_;
+  ChunkChanges chunks_;
+  RootUpdates roots_;
   std::map<u64, std::shared_ptr<cache::TreeBlock>> dirty_;
   std::set<u64> written_early_;  // new blocks written back before the commit and not dirty again
   std::optional<u64> writeback_threshold_;  // dirty bytes; unset = half the cache budget
-  std::map<u64, ctree::WriteRoot> roots_;
-  struct BlockRef {
-    u64 owner;
-    u8 level;
-  };
-  std::map<u64, BlockRef> pending_add_;    // new blocks needing an extent item
-  std::map<u64, BlockRef> pending_drop_;   // committed blocks whose extent item goes
-  std::map<u64, bool> pending_fst_;        // bytenr -> true: now free, false: now used
-  std::map<u64, s64> bg_delta_;            // block group start -> used delta
-  std::set<u64> pinned_;                   // freed committed blocks: not reusable before commit
-  std::set<u64> extent_inserted_;          // own blocks whose extent item was inserted
-  std::set<u64> fst_converted_;            // block groups whose free space form this transaction converted
-  std::set<u64> fst_applied_;              // own blocks already marked used in the free space tree
-  std::map<u64, std::pair<u64, u8>> root_items_written_;  // root id -> (bytenr, level) in its ROOT_ITEM
-  std::set<u64> deleted_trees_;            // trees removed by delete_tree in this transaction
-  std::set<u64> excluded_bgs_;             // block groups the allocator must not use
-  // Chunks (chunk.cpp).
-  struct NewChunk {
-    format::Chunk chunk;
-    u64 stripe_size = 0;
-    bool inserted = false;  // its items are in the trees
-  };
-  std::vector<NewChunk> new_chunks_;                // created by this transaction, in order
-  std::vector<format::Chunk> removed_chunks_;       // removed by this transaction
-  std::map<u64, std::map<u64, u64>> dev_extents_;   // committed DEV_EXTENTs: devid -> physical -> length
-  std::map<u64, format::DevItem> dev_items_changed_;  // DEV_ITEMs as this transaction rewrote them
-  std::optional<fs::FsInfo::VolumeState> saved_volumes_;  // FsInfo's state before the first chunk change
-  std::set<u64> touched_bgs_;                       // block groups this transaction allocated from
-  std::map<u64, u64> bg_used_written_;              // block group start -> used written at commit
-  bool chunk_alloc_allowed_ = true;
-  std::optional<u64> metadata_profile_, system_profile_;  // set_chunk_profile
   bool committed_ = false;
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;
   bool rehearsal_ = false;
-  [[nodiscard]] Result<u64> reserve_bytes(u64 want);
   TransactionStats stats_;
 };
 

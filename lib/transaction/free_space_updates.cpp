@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Free space tree updates at commit (kernel free-space-tree.c
+// FreeSpaceUpdates (free_space_updates.h): free space tree updates at commit
+// (kernel free-space-tree.c
 // add_to_free_space_tree / remove_from_free_space_tree): extent form merges
 // or splits FREE_SPACE_EXTENT items; bitmap form flips bits. Both keep
 // FREE_SPACE_INFO.extent_count right, and a group whose count the updates
@@ -11,6 +12,8 @@
 #include <functional>
 #include <set>
 #include <span>
+
+#include "lib/transaction/free_space_updates.h"
 
 #include "lib/ctree/search.h"
 #include "lib/format/free_space.h"
@@ -313,16 +316,16 @@ Status bitmap_mark(Ctx& c, u64 a, u64 n, bool now_free) {
 
 }  // namespace
 
-Status Transaction::apply_free_space() {
+Status FreeSpaceUpdates::apply(Transaction& t) {
   // A block group created by this transaction gets its FREE_SPACE_INFO and
   // whole-group extent before its blocks are carved out of it.
-  FSCTL_TRY(insert_pending_chunks());
-  if (pending_fst_.empty()) return {};
-  FSCTL_TRY_ASSIGN(auto* root, this->root(FREE_SPACE_TREE_OBJECTID));
-  u32 ns = nodesize();
+  FSCTL_TRY(t.chunks().insert_pending(t));
+  if (pending_.empty()) return {};
+  FSCTL_TRY_ASSIGN(auto* root, t.root(FREE_SPACE_TREE_OBJECTID));
+  u32 ns = t.nodesize();
   // Runs of adjacent blocks going the same way in one block group are one
   // range update (a balance allocates and frees thousands of blocks in a
-  // row). Each run is taken out of pending_fst_ just before it is applied,
+  // row). Each run is taken out of pending_ just before it is applied,
   // and a new block of the run is recorded as applied first: the tree
   // updates below allocate and free blocks themselves, and a block of this
   // transaction freed (or allocated again) meanwhile must find the state
@@ -334,23 +337,23 @@ Status Transaction::apply_free_space() {
   // itself, whose updates go round again.
   std::set<u64> count_changed;
   for (;;) {
-  while (!pending_fst_.empty()) {
-    auto it = pending_fst_.begin();
+  while (!pending_.empty()) {
+    auto it = pending_.begin();
     u64 a = it->first;
     bool now_free = it->second;
-    BlockGroupSpace* bg = space_of(a);
+    BlockGroupSpace* bg = t.allocator().group_of(a);
     if (!bg) return make_error(Errc::corrupt, "tree block " + std::to_string(a) + " lies in no metadata block group");
     u64 n = 0;
-    while (it != pending_fst_.end() && it->first == a + n && it->second == now_free && it->first + ns <= bg->start + bg->length) {
-      if (!now_free && is_new(it->first)) fst_applied_.insert(it->first);
+    while (it != pending_.end() && it->first == a + n && it->second == now_free && it->first + ns <= bg->start + bg->length) {
+      if (!now_free && t.is_new(it->first)) applied_.insert(it->first);
       n += ns;
-      it = pending_fst_.erase(it);
+      it = pending_.erase(it);
     }
-    FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(*this, root->ref(), Key{bg->start, KeyType::FREE_SPACE_INFO, bg->length}));
+    FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(t, root->ref(), Key{bg->start, KeyType::FREE_SPACE_INFO, bg->length}));
     if (!info || info->size() < sizeof(FreeSpaceInfo))
       return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg->start));
     bool bitmaps = load_le<u32>(info->data() + 4) & FREE_SPACE_USING_BITMAPS;
-    Ctx c{*this, *root, *bg, fs_.sectorsize(), count_changed};
+    Ctx c{t, *root, *bg, t.fs().sectorsize(), count_changed};
     if (bitmaps)
       FSCTL_TRY(bitmap_mark(c, a, n, now_free));
     else
@@ -360,12 +363,12 @@ Status Transaction::apply_free_space() {
   auto groups = std::move(count_changed);
   count_changed.clear();
   for (u64 start : groups) {
-    if (fst_converted_.count(start)) continue;
-    BlockGroupSpace* bg = space_of(start);
+    if (converted_.count(start)) continue;
+    BlockGroupSpace* bg = t.allocator().group_of(start);
     if (!bg || bg->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
-    Ctx c{*this, *root, *bg, fs_.sectorsize(), count_changed};
+    Ctx c{t, *root, *bg, t.fs().sectorsize(), count_changed};
     FSCTL_TRY_ASSIGN(bool converted, convert_if_needed(c));
-    if (converted) fst_converted_.insert(start);
+    if (converted) converted_.insert(start);
   }
   }
   return {};

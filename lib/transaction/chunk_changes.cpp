@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// New chunks and removal of empty block groups (kernel volumes.c
+// ChunkChanges (chunk_changes.h): new chunks and removal of empty block groups (kernel volumes.c
 // btrfs_create_chunk / btrfs_chunk_alloc_add_chunk_item / btrfs_remove_chunk,
 // block-group.c btrfs_create_pending_block_groups / btrfs_remove_block_group,
 // free-space-tree.c add_block_group_free_space /
@@ -14,6 +14,7 @@
 #include "lib/format/items.h"
 #include "lib/format/names.h"
 #include "lib/format/super.h"
+#include "lib/transaction/chunk_changes.h"
 #include "lib/transaction/transaction.h"
 #include "lib/volumes/chunk_map.h"
 
@@ -29,11 +30,11 @@ bool has_bg_tree(const fs::FsInfo& fs) { return fs.super().compat_ro_flags.get()
 
 }  // namespace
 
-Status Transaction::load_dev_extents() {
+Status ChunkChanges::load_dev_extents(Transaction& t) {
   dev_extents_.clear();
-  auto dev = fs_.find_root(DEV_TREE_OBJECTID);
+  auto dev = t.fs().find_root(DEV_TREE_OBJECTID);
   if (!dev) return make_error(Errc::corrupt, "root tree has no dev tree");
-  return ctree::for_each_item(*this, *dev, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+  return ctree::for_each_item(t, *dev, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
     Key k = leaf.item_key(slot);
     if (k.type != KeyType::DEV_EXTENT) return ctree::Visit::next;
     auto d = leaf.item_data(slot);
@@ -45,9 +46,9 @@ Status Transaction::load_dev_extents() {
   });
 }
 
-std::vector<volumes::DeviceSpace> Transaction::device_spaces() const {
+std::vector<volumes::DeviceSpace> ChunkChanges::device_spaces(const fs::FsInfo& fs) const {
   std::vector<volumes::DeviceSpace> out;
-  for (auto& [devid, di] : fs_.dev_items()) {
+  for (auto& [devid, di] : fs.dev_items()) {
     volumes::DeviceSpace d;
     d.devid = devid;
     d.total_bytes = di.total_bytes.get();
@@ -66,13 +67,13 @@ std::vector<volumes::DeviceSpace> Transaction::device_spaces() const {
   return out;
 }
 
-u64 Transaction::default_chunk_flags(bool system) const {
+u64 ChunkChanges::default_flags(const fs::FsInfo& fs, bool system) const {
   if (system && system_profile_) return *system_profile_;
   if (!system && metadata_profile_) return *metadata_profile_;
   // The profile most block groups of the kind use (the kernel takes the
   // profile from its space_info; a filesystem converted half-way has two).
   std::map<u64, u64> count;
-  for (auto& bg : fs_.block_groups()) {
+  for (auto& bg : fs.block_groups()) {
     bool sys = bg.flags & BLOCK_GROUP_SYSTEM;
     if (sys != system || !(bg.flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM))) continue;
     count[bg.flags & (BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK)]++;
@@ -86,22 +87,23 @@ u64 Transaction::default_chunk_flags(bool system) const {
   return best;
 }
 
-Status Transaction::check_no_conversion(const char* what) const {
+Status ChunkChanges::check_no_conversion(const fs::FsInfo& fs, const char* what) const {
   // While a block group tree conversion runs, block group items live in two
   // trees by a rule of the converter (FORMAT.md section 1); a new or removed
   // item would have to follow it.
-  if (fs_.super().flags.get() & SUPER_FLAG_CHANGING_BG_TREE)
+  if (fs.super().flags.get() & SUPER_FLAG_CHANGING_BG_TREE)
     return make_error(Errc::unsupported, std::string(what) + " during a block group tree conversion is not supported: finish the conversion first");
   return {};
 }
 
-void Transaction::save_volume_state() {
-  if (!saved_volumes_) saved_volumes_ = fs_.volume_state();
+void ChunkChanges::save_volume_state(const fs::FsInfo& fs) {
+  if (!saved_volumes_) saved_volumes_ = fs.volume_state();
 }
 
-Result<u64> Transaction::alloc_chunk(u64 flags) {
-  FSCTL_TRY(load_space());
-  FSCTL_TRY(check_no_conversion("allocating a chunk"));
+Result<u64> ChunkChanges::alloc_chunk(Transaction& t, u64 flags) {
+  FSCTL_TRY(t.load_space());
+  fs::FsInfo& fs = t.fs();
+  FSCTL_TRY(check_no_conversion(fs, "allocating a chunk"));
   u64 type = flags & BLOCK_GROUP_TYPE_MASK;
   if ((type & BLOCK_GROUP_SYSTEM) && type != BLOCK_GROUP_SYSTEM)
     return make_error(Errc::invalid_argument, "chunk flags " + block_group_flags_to_string(flags) + ": SYSTEM goes with no other type");
@@ -110,20 +112,20 @@ Result<u64> Transaction::alloc_chunk(u64 flags) {
                       "chunk flags " + block_group_flags_to_string(flags) + ": only METADATA and SYSTEM chunks are allocated by fsctl");
   if (flags & ~(BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK))
     return make_error(Errc::invalid_argument, "chunk flags " + block_group_flags_to_string(flags) + " have unknown bits");
-  FSCTL_TRY_ASSIGN(auto plan, volumes::plan_chunk(flags, device_spaces(), fs_.sectorsize(), nodesize()));
+  FSCTL_TRY_ASSIGN(auto plan, volumes::plan_chunk(flags, device_spaces(fs), fs.sectorsize(), fs.nodesize()));
   Chunk& c = plan.chunk;
   // After the highest chunk end (kernel find_next_chunk), counting chunks
   // removed by this transaction: their logical range is not reused before
   // the commit.
   u64 logical = 0;
-  for (auto& [start, ch] : fs_.chunk_map().chunks()) logical = std::max(logical, start + ch.length);
+  for (auto& [start, ch] : fs.chunk_map().chunks()) logical = std::max(logical, start + ch.length);
   for (auto& r : removed_chunks_) logical = std::max(logical, r.logical + r.length);
   c.logical = logical;
   if (type & BLOCK_GROUP_SYSTEM) {
     // Every SYSTEM chunk must be in sys_chunk_array (the kernel bootstraps
     // the chunk tree from it; btrfs_add_system_chunk fails with EFBIG when
     // it is full).
-    u64 size = fs_.super().sys_chunk_array_size.get();
+    u64 size = fs.super().sys_chunk_array_size.get();
     for (auto& r : removed_chunks_)
       if (r.type & BLOCK_GROUP_SYSTEM) size -= sys_entry_size(r);
     for (auto& n : new_chunks_)
@@ -132,21 +134,21 @@ Result<u64> Transaction::alloc_chunk(u64 flags) {
       return make_error(Errc::nospc, "no room for another SYSTEM chunk in the superblock's sys_chunk_array (" + std::to_string(size) + " of " +
                                          std::to_string(SYSTEM_CHUNK_ARRAY_SIZE) + " bytes used)");
   }
-  save_volume_state();
-  fs::BlockGroup bg{c.logical, c.length, 0, c.type, FIRST_CHUNK_TREE_OBJECTID, has_bg_tree(fs_) ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID};
-  FSCTL_TRY(fs_.add_chunk(c, bg));
-  add_space(c);
+  save_volume_state(fs);
+  fs::BlockGroup bg{c.logical, c.length, 0, c.type, FIRST_CHUNK_TREE_OBJECTID, has_bg_tree(fs) ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID};
+  FSCTL_TRY(fs.add_chunk(c, bg));
+  t.allocator().add_chunk(c);
   new_chunks_.push_back({c, plan.stripe_size, false});
   return c.logical;
 }
 
-Status Transaction::add_dev_bytes_used(u64 devid, s64 delta) {
-  FSCTL_TRY_ASSIGN(auto* ct, root(CHUNK_TREE_OBJECTID));
+Status ChunkChanges::add_dev_bytes_used(Transaction& t, u64 devid, s64 delta) {
+  FSCTL_TRY_ASSIGN(auto* ct, t.root(CHUNK_TREE_OBJECTID));
   ctree::Path p;
   Key k{DEV_ITEMS_OBJECTID, KeyType::DEV_ITEM, devid};
-  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *ct, k, 0, p));
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *ct, k, 0, p));
   if (!exact) return make_error(Errc::corrupt, "chunk tree has no DEV_ITEM of devid " + std::to_string(devid));
-  auto d = ctree::item_data_mut(*this, p);
+  auto d = ctree::item_data_mut(t, p);
   if (d.size() < sizeof(DevItem)) return make_error(Errc::corrupt, "short DEV_ITEM of devid " + std::to_string(devid));
   u64 used = load_le<u64>(d.data() + offsetof(DevItem, bytes_used));
   if (delta < 0 && used < static_cast<u64>(-delta))
@@ -159,21 +161,21 @@ Status Transaction::add_dev_bytes_used(u64 devid, s64 delta) {
   return {};
 }
 
-Status Transaction::insert_chunk_items(const Chunk& c, u64 stripe_size) {
+Status ChunkChanges::insert_chunk_items(Transaction& t, const Chunk& c, u64 stripe_size) {
   // Chunk tree: the chunk item and the devices' bytes_used.
-  FSCTL_TRY_ASSIGN(auto* ct, root(CHUNK_TREE_OBJECTID));
-  FSCTL_TRY(ctree::insert_item(*this, *ct, Key{FIRST_CHUNK_TREE_OBJECTID, KeyType::CHUNK_ITEM, c.logical}, encode_chunk(c)));
-  for (auto& s : c.stripes) FSCTL_TRY(add_dev_bytes_used(s.devid, static_cast<s64>(stripe_size)));
+  FSCTL_TRY_ASSIGN(auto* ct, t.root(CHUNK_TREE_OBJECTID));
+  FSCTL_TRY(ctree::insert_item(t, *ct, Key{FIRST_CHUNK_TREE_OBJECTID, KeyType::CHUNK_ITEM, c.logical}, encode_chunk(c)));
+  for (auto& s : c.stripes) FSCTL_TRY(add_dev_bytes_used(t, s.devid, static_cast<s64>(stripe_size)));
   // Dev tree: one DEV_EXTENT per stripe (kernel insert_dev_extent).
-  FSCTL_TRY_ASSIGN(auto* dt, root(DEV_TREE_OBJECTID));
+  FSCTL_TRY_ASSIGN(auto* dt, t.root(DEV_TREE_OBJECTID));
   for (auto& s : c.stripes) {
     DevExtent de{};
     de.chunk_tree.set(CHUNK_TREE_OBJECTID);
     de.chunk_objectid.set(FIRST_CHUNK_TREE_OBJECTID);
     de.chunk_offset.set(c.logical);
     de.length.set(stripe_size);
-    std::memcpy(de.chunk_tree_uuid, fs_.identity().chunk_tree_uuid.data(), UUID_SIZE);
-    FSCTL_TRY(ctree::insert_item(*this, *dt, Key{s.devid, KeyType::DEV_EXTENT, s.physical},
+    std::memcpy(de.chunk_tree_uuid, t.fs().identity().chunk_tree_uuid.data(), UUID_SIZE);
+    FSCTL_TRY(ctree::insert_item(t, *dt, Key{s.devid, KeyType::DEV_EXTENT, s.physical},
                                  std::span<const u8>(reinterpret_cast<const u8*>(&de), sizeof de)));
   }
   // Block group item (kernel insert_block_group_item): used 0 now; the
@@ -182,22 +184,22 @@ Status Transaction::insert_chunk_items(const Chunk& c, u64 stripe_size) {
   bi.used.set(0);
   bi.chunk_objectid.set(FIRST_CHUNK_TREE_OBJECTID);
   bi.flags.set(c.type);
-  FSCTL_TRY_ASSIGN(auto* bt, root(has_bg_tree(fs_) ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID));
-  FSCTL_TRY(ctree::insert_item(*this, *bt, Key{c.logical, KeyType::BLOCK_GROUP_ITEM, c.length},
+  FSCTL_TRY_ASSIGN(auto* bt, t.root(has_bg_tree(t.fs()) ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID));
+  FSCTL_TRY(ctree::insert_item(t, *bt, Key{c.logical, KeyType::BLOCK_GROUP_ITEM, c.length},
                                std::span<const u8>(reinterpret_cast<const u8*>(&bi), sizeof bi)));
   // Free space tree: the info item and one extent over the whole group; the
   // blocks already allocated from it arrive through pending_fst_.
   FreeSpaceInfo info{};
   info.extent_count.set(1);
   info.flags.set(0);
-  FSCTL_TRY_ASSIGN(auto* ft, root(FREE_SPACE_TREE_OBJECTID));
-  FSCTL_TRY(ctree::insert_item(*this, *ft, Key{c.logical, KeyType::FREE_SPACE_INFO, c.length},
+  FSCTL_TRY_ASSIGN(auto* ft, t.root(FREE_SPACE_TREE_OBJECTID));
+  FSCTL_TRY(ctree::insert_item(t, *ft, Key{c.logical, KeyType::FREE_SPACE_INFO, c.length},
                                std::span<const u8>(reinterpret_cast<const u8*>(&info), sizeof info)));
-  FSCTL_TRY(ctree::insert_item(*this, *ft, Key{c.logical, KeyType::FREE_SPACE_EXTENT, c.length}, {}));
+  FSCTL_TRY(ctree::insert_item(t, *ft, Key{c.logical, KeyType::FREE_SPACE_EXTENT, c.length}, {}));
   return {};
 }
 
-Status Transaction::insert_pending_chunks() {
+Status ChunkChanges::insert_pending(Transaction& t) {
   // Index loop: inserting may allocate blocks, and a full filesystem then
   // appends another chunk, inserted by a later iteration.
   for (std::size_t i = 0; i < new_chunks_.size(); ++i) {
@@ -205,38 +207,39 @@ Status Transaction::insert_pending_chunks() {
     new_chunks_[i].inserted = true;
     Chunk c = new_chunks_[i].chunk;
     u64 stripe_size = new_chunks_[i].stripe_size;
-    if (auto r = insert_chunk_items(c, stripe_size); !r)
+    if (auto r = insert_chunk_items(t, c, stripe_size); !r)
       return make_error(r.error().context("inserting the items of new chunk " + std::to_string(c.logical)));
   }
   return {};
 }
 
-Status Transaction::remove_block_group(u64 start) {
-  FSCTL_TRY(load_space());
-  FSCTL_TRY(check_no_conversion("removing a block group"));
+Status ChunkChanges::remove_block_group(Transaction& t, u64 start) {
+  FSCTL_TRY(t.load_space());
+  fs::FsInfo& fs = t.fs();
+  FSCTL_TRY(check_no_conversion(fs, "removing a block group"));
   std::string what = "block group " + std::to_string(start);
-  const fs::BlockGroup* found = fs_.block_group_of(start);
+  const fs::BlockGroup* found = fs.block_group_of(start);
   if (!found || found->start != start) return make_error(Errc::invalid_argument, "no block group starts at logical " + std::to_string(start));
   fs::BlockGroup bg = *found;
   for (auto& n : new_chunks_)
     if (n.chunk.logical == start) return make_error(Errc::invalid_argument, what + " was created by this transaction");
-  if (touched_bgs_.count(start) || bg_delta_.count(start))
+  if (t.usage().touched(start))
     return make_error(Errc::invalid_argument, what + ": this transaction allocated or freed space in it");
-  const Chunk* cp = fs_.chunk_map().find(start);
+  const Chunk* cp = fs.chunk_map().find(start);
   if (!cp || cp->logical != start) return make_error(Errc::corrupt, what + " has no chunk");
   Chunk chunk = *cp;
 
   // Empty: its committed item says used 0 and the extent tree has nothing in it.
-  FSCTL_TRY_ASSIGN(auto* bt, root(bg.item_tree));
+  FSCTL_TRY_ASSIGN(auto* bt, t.root(bg.item_tree));
   Key bg_key{start, KeyType::BLOCK_GROUP_ITEM, bg.length};
-  FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(*this, bt->ref(), bg_key));
+  FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(t, bt->ref(), bg_key));
   if (!item || item->size() < sizeof(BlockGroupItem))
     return make_error(Errc::corrupt, what + " has no BLOCK_GROUP_ITEM in the " + tree_name(bg.item_tree) + " tree");
   u64 used = load_le<u64>(item->data() + offsetof(BlockGroupItem, used));
   if (used != 0) return make_error(Errc::invalid_argument, what + " is not empty: used " + std::to_string(used) + " bytes");
-  FSCTL_TRY_ASSIGN(auto* ext, root(EXTENT_TREE_OBJECTID));
+  FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
   std::optional<Key> live;
-  FSCTL_TRY(ctree::for_each_item(*this, ext->ref(), {{start, 0, 0}, {start + bg.length - 1, 0xff, ~0ULL}},
+  FSCTL_TRY(ctree::for_each_item(t, ext->ref(), {{start, 0, 0}, {start + bg.length - 1, 0xff, ~0ULL}},
                                  [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
                                    Key k = leaf.item_key(slot);
                                    if (k.type != KeyType::EXTENT_ITEM && k.type != KeyType::METADATA_ITEM) return ctree::Visit::next;
@@ -246,24 +249,23 @@ Status Transaction::remove_block_group(u64 start) {
   if (live) return make_error(Errc::invalid_argument, what + " is not empty: the extent tree has " + key_to_string(*live));
 
   // Out of the allocator first: the tree changes below allocate blocks.
-  space_.remove_if([&](const BlockGroupSpace& s) { return s.start == start; });
-  sys_space_.remove_if([&](const BlockGroupSpace& s) { return s.start == start; });
-  save_volume_state();
+  t.allocator().remove_group(start);
+  save_volume_state(fs);
   removed_chunks_.push_back(chunk);
 
   // Block group item.
   {
     ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *bt, bg_key, 0, p));
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *bt, bg_key, 0, p));
     if (!exact) return make_error(Errc::corrupt, what + ": BLOCK_GROUP_ITEM vanished");
-    FSCTL_TRY(ctree::delete_item(*this, *bt, p));
+    FSCTL_TRY(ctree::delete_item(t, *bt, p));
   }
   // Free space tree: the info item and every extent or bitmap of the range.
-  FSCTL_TRY_ASSIGN(auto* ft, root(FREE_SPACE_TREE_OBJECTID));
+  FSCTL_TRY_ASSIGN(auto* ft, t.root(FREE_SPACE_TREE_OBJECTID));
   for (;;) {
     ctree::Path p;
-    FSCTL_TRY(ctree::search_slot(*this, ft->ref(), Key{start, KeyType::FREE_SPACE_INFO, 0}, p));
-    FSCTL_TRY_ASSIGN(bool more, ctree::normalize(*this, p));
+    FSCTL_TRY(ctree::search_slot(t, ft->ref(), Key{start, KeyType::FREE_SPACE_INFO, 0}, p));
+    FSCTL_TRY_ASSIGN(bool more, ctree::normalize(t, p));
     if (!more) break;
     Key k = p.key();
     if (k.objectid >= start + bg.length) break;
@@ -271,24 +273,24 @@ Status Transaction::remove_block_group(u64 start) {
       return make_error(Errc::corrupt, "free space tree item " + key_to_string(k) + " in " + what + " has an unexpected type");
     p.release();
     ctree::Path w;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *ft, k, 0, w));
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *ft, k, 0, w));
     if (!exact) return make_error(Errc::corrupt, "free space item " + key_to_string(k) + " vanished");
-    FSCTL_TRY(ctree::delete_item(*this, *ft, w));
+    FSCTL_TRY(ctree::delete_item(t, *ft, w));
   }
   // Chunk tree: the chunk item.
-  FSCTL_TRY_ASSIGN(auto* ct, root(CHUNK_TREE_OBJECTID));
+  FSCTL_TRY_ASSIGN(auto* ct, t.root(CHUNK_TREE_OBJECTID));
   {
     ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *ct, Key{FIRST_CHUNK_TREE_OBJECTID, KeyType::CHUNK_ITEM, start}, 0, p));
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *ct, Key{FIRST_CHUNK_TREE_OBJECTID, KeyType::CHUNK_ITEM, start}, 0, p));
     if (!exact) return make_error(Errc::corrupt, what + ": the chunk tree has no CHUNK_ITEM");
-    FSCTL_TRY(ctree::delete_item(*this, *ct, p));
+    FSCTL_TRY(ctree::delete_item(t, *ct, p));
   }
   // Dev tree: the stripes' dev extents, and the devices' bytes_used.
-  FSCTL_TRY_ASSIGN(auto* dt, root(DEV_TREE_OBJECTID));
+  FSCTL_TRY_ASSIGN(auto* dt, t.root(DEV_TREE_OBJECTID));
   for (auto& s : chunk.stripes) {
     Key k{s.devid, KeyType::DEV_EXTENT, s.physical};
     ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *dt, k, 0, p));
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *dt, k, 0, p));
     if (!exact) return make_error(Errc::corrupt, what + ": the dev tree has no DEV_EXTENT " + key_to_string(k));
     auto d = p.item_data();
     if (d.size() < sizeof(DevExtent)) return make_error(Errc::corrupt, "short DEV_EXTENT " + key_to_string(k));
@@ -296,14 +298,14 @@ Status Transaction::remove_block_group(u64 start) {
     u64 length = load_le<u64>(d.data() + offsetof(DevExtent, length));
     if (chunk_offset != start)
       return make_error(Errc::corrupt, "DEV_EXTENT " + key_to_string(k) + " has chunk_offset " + std::to_string(chunk_offset) + " expect " + std::to_string(start));
-    FSCTL_TRY(ctree::delete_item(*this, *dt, p));
-    FSCTL_TRY(add_dev_bytes_used(s.devid, -static_cast<s64>(length)));
+    FSCTL_TRY(ctree::delete_item(t, *dt, p));
+    FSCTL_TRY(add_dev_bytes_used(t, s.devid, -static_cast<s64>(length)));
   }
-  fs_.remove_chunk(start);
+  fs.remove_chunk(start);
   return {};
 }
 
-Result<SuperBlock> Transaction::updated_sys_chunk_array(const SuperBlock& sb) const {
+Result<SuperBlock> ChunkChanges::updated_sys_chunk_array(const SuperBlock& sb) const {
   std::set<u64> removed;
   for (auto& r : removed_chunks_)
     if (r.type & BLOCK_GROUP_SYSTEM) removed.insert(r.logical);
@@ -342,14 +344,14 @@ Result<SuperBlock> Transaction::updated_sys_chunk_array(const SuperBlock& sb) co
   return n;
 }
 
-std::vector<u64> Transaction::planned_chunk_lengths(bool system, u64 bytes) const {
+std::vector<u64> ChunkChanges::planned_lengths(const fs::FsInfo& fs, bool system, u64 bytes) const {
   std::vector<u64> out;
-  if (!chunk_alloc_allowed_ || !check_no_conversion("")) return out;
-  u64 flags = default_chunk_flags(system);
-  auto devs = device_spaces();
+  if (!alloc_allowed_ || !check_no_conversion(fs, "")) return out;
+  u64 flags = default_flags(fs, system);
+  auto devs = device_spaces(fs);
   u64 held = 0;
   while (held < bytes && out.size() < 65536) {
-    auto plan = volumes::plan_chunk(flags, devs, fs_.sectorsize(), nodesize());
+    auto plan = volumes::plan_chunk(flags, devs, fs.sectorsize(), fs.nodesize());
     if (!plan) break;
     out.push_back(plan->chunk.length);
     held += plan->chunk.length;
@@ -358,18 +360,18 @@ std::vector<u64> Transaction::planned_chunk_lengths(bool system, u64 bytes) cons
   return out;
 }
 
-u64 Transaction::allocatable_metadata_bytes() const {
-  if (!chunk_alloc_allowed_ || !check_no_conversion("")) return 0;
-  u32 ns = nodesize();
-  u64 flags = default_chunk_flags(false);
-  auto devs = device_spaces();
+u64 ChunkChanges::allocatable_metadata_bytes(const fs::FsInfo& fs) const {
+  if (!alloc_allowed_ || !check_no_conversion(fs, "")) return 0;
+  u32 ns = fs.nodesize();
+  u64 flags = default_flags(fs, false);
+  auto devs = device_spaces(fs);
   // What inserting one chunk's items may allocate in metadata trees (dev
   // tree, block group item's tree, free space tree: a copied path and a
   // split each), taken off every chunk.
   constexpr u64 ITEM_BLOCKS = 32;
   u64 total = 0;
   for (int i = 0; i < 65536; ++i) {
-    auto plan = volumes::plan_chunk(flags, devs, fs_.sectorsize(), ns);
+    auto plan = volumes::plan_chunk(flags, devs, fs.sectorsize(), ns);
     if (!plan) break;
     u64 excluded = 0;
     for (auto [a, b] : volumes::super_mirror_ranges(plan->chunk)) excluded += b - a;
@@ -379,6 +381,26 @@ u64 Transaction::allocatable_metadata_bytes() const {
     if (total >= (1ULL << 60)) break;
   }
   return total;
+}
+
+bool ChunkChanges::pending() const {
+  return std::any_of(new_chunks_.begin(), new_chunks_.end(), [](const NewChunk& n) { return !n.inserted; });
+}
+
+u64 ChunkChanges::incompat_needed() const {
+  u64 bits = 0;
+  for (auto& n : new_chunks_)
+    if (n.chunk.type & (BLOCK_GROUP_RAID1C3 | BLOCK_GROUP_RAID1C4)) bits |= INCOMPAT_RAID1C34;
+  return bits;
+}
+
+void ChunkChanges::publish_dev_items(fs::FsInfo& fs) const {
+  for (auto& [devid, di] : dev_items_changed_) fs.set_dev_item(di);
+}
+
+void ChunkChanges::restore(fs::FsInfo& fs) {
+  if (saved_volumes_) fs.restore_volume_state(std::move(*saved_volumes_));
+  saved_volumes_.reset();
 }
 
 }  // namespace fsctl::transaction

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Metadata space: loaded from the free space tree (FREE_SPACE_EXTENT and
-// FREE_SPACE_BITMAP items of each metadata and system block group), minus the
-// superblock mirror ranges, which the free space tree lists as free and the
-// kernel excludes only in memory (exclude_super_stripes). Entries outside any
-// block group (left by mkfs 6.2) are never looked at: only each block group's
-// own key range is read. System block groups hold chunk tree blocks only;
-// when no group of the kind has room, a new chunk is allocated (chunk.cpp).
+// SpaceAllocator (space_allocator.h): metadata space loaded from the free
+// space tree (FREE_SPACE_EXTENT and FREE_SPACE_BITMAP items of each metadata
+// and system block group), minus the superblock mirror ranges, which the free
+// space tree lists as free and the kernel excludes only in memory
+// (exclude_super_stripes). System block groups hold chunk tree blocks only.
+#include "lib/transaction/space_allocator.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -13,7 +13,7 @@
 #include "lib/format/free_space.h"
 #include "lib/format/items.h"
 #include "lib/format/super.h"
-#include "lib/transaction/transaction.h"
+#include "lib/fs/fs_info.h"
 #include "lib/volumes/chunk_map.h"
 
 namespace fsctl::transaction {
@@ -35,22 +35,46 @@ void carve(std::map<u64, u64>& free, u64 a, u64 b) {
     if (e > b) free[b] = e - b;
   }
 }
+
+// Every free range of `sp` must be free in the extent tree too.
+Status check_free_against_extents(ctree::BlockSource& src, const fs::FsInfo& fs, const BlockGroupSpace& sp) {
+  auto ext = fs.find_root(EXTENT_TREE_OBJECTID);
+  if (!ext) return make_error(Errc::corrupt, "no extent tree");
+  u32 ns = fs.nodesize();
+  ctree::KeyRange range{{sp.start, 0, 0}, {sp.start + sp.length - 1, 0xff, ~0ULL}};
+  return ctree::for_each_item(src, *ext, range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+    Key k = leaf.item_key(slot);
+    u64 len = k.type == KeyType::EXTENT_ITEM ? k.offset : k.type == KeyType::METADATA_ITEM ? ns : 0;
+    if (len == 0) return ctree::Visit::next;
+    auto it = sp.free.upper_bound(k.objectid + len - 1);
+    if (it != sp.free.begin()) {
+      --it;
+      if (it->first + it->second > k.objectid)
+        return make_error(Errc::corrupt, "the free space tree lists [" + std::to_string(it->first) + ", " +
+                                             std::to_string(it->first + it->second) + ") of block group " + std::to_string(sp.start) +
+                                             " as free, but extent " + std::to_string(k.objectid) + " (" + std::to_string(len) +
+                                             " bytes, extent tree leaf " + std::to_string(leaf.bytenr()) +
+                                             ") is in use there; refusing to write (rebuild the free space tree: mount once with -o clear_cache,space_cache=v2)");
+    }
+    return ctree::Visit::next;
+  });
+}
+
 }  // namespace
 
-Status Transaction::load_space() {
-  if (space_loaded_) return {};
-  auto fst = fs_.find_root(FREE_SPACE_TREE_OBJECTID);
+Status SpaceAllocator::load(ctree::BlockSource& src, const fs::FsInfo& fs) {
+  if (loaded_) return {};
+  auto fst = fs.find_root(FREE_SPACE_TREE_OBJECTID);
   if (!fst) return make_error(Errc::unsupported, "no free space tree");
-  u32 ss = fs_.sectorsize();
-  FSCTL_TRY(load_dev_extents());
-  for (auto& bg : fs_.block_groups()) {
+  u32 ss = fs.sectorsize();
+  for (auto& bg : fs.block_groups()) {
     if (!(bg.flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM))) continue;
     BlockGroupSpace sp;
     sp.start = bg.start;
     sp.length = bg.length;
     sp.flags = bg.flags;
     ctree::KeyRange range{{bg.start, KeyType::FREE_SPACE_EXTENT, 0}, {bg.start + bg.length - 1, KeyType::FREE_SPACE_BITMAP, ~0ULL}};
-    FSCTL_TRY(ctree::for_each_item(*this, *fst, range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+    FSCTL_TRY(ctree::for_each_item(src, *fst, range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
       Key k = leaf.item_key(slot);
       if (k.objectid + k.offset > bg.start + bg.length)
         return make_error(Errc::corrupt, "free space item " + key_to_string(k) + " crosses the end of block group " + std::to_string(bg.start));
@@ -78,7 +102,7 @@ Status Transaction::load_space() {
     // (kernel free-space-tree.c keeps extent_count so); a wrong count would
     // be carried on by every update.
     {
-      FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(*this, *fst, Key{bg.start, KeyType::FREE_SPACE_INFO, bg.length}));
+      FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(src, *fst, Key{bg.start, KeyType::FREE_SPACE_INFO, bg.length}));
       if (!info || info->size() < sizeof(FreeSpaceInfo))
         return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg.start));
       u32 count = load_le<u32>(info->data());
@@ -90,16 +114,62 @@ Status Transaction::load_space() {
                                              " (free extents listed); refusing to write");
     }
     // Superblock copies inside this block group (kernel exclude_super_stripes).
-    const Chunk* chunk = fs_.chunk_map().find(bg.start);
+    const Chunk* chunk = fs.chunk_map().find(bg.start);
     if (!chunk) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
     for (auto [a, b] : volumes::super_mirror_ranges(*chunk)) carve(sp.free, a, b);
     // Never trust a free range the extent tree contradicts: a damaged free
     // space tree would make us write over live metadata or data.
-    FSCTL_TRY(check_free_against_extents(sp));
-    ((bg.flags & BLOCK_GROUP_SYSTEM) ? sys_space_ : space_).push_back(std::move(sp));
+    FSCTL_TRY(check_free_against_extents(src, fs, sp));
+    add_group(std::move(sp));
   }
-  space_loaded_ = true;
+  loaded_ = true;
   return {};
+}
+
+void SpaceAllocator::add_group(BlockGroupSpace sp) {
+  ((sp.flags & BLOCK_GROUP_SYSTEM) ? sys_space_ : space_).push_back(std::move(sp));
+}
+
+void SpaceAllocator::remove_group(u64 start) {
+  space_.remove_if([&](const BlockGroupSpace& s) { return s.start == start; });
+  sys_space_.remove_if([&](const BlockGroupSpace& s) { return s.start == start; });
+}
+
+std::optional<u64> SpaceAllocator::find(u64 len, bool system, u32 nodesize) {
+  return find_in(system ? sys_space_ : space_, len, nodesize);
+}
+
+BlockGroupSpace* SpaceAllocator::group_of(u64 bytenr) {
+  for (auto* spaces : {&space_, &sys_space_})
+    for (auto& s : *spaces)
+      if (bytenr >= s.start && bytenr - s.start < s.length) return &s;
+  return nullptr;
+}
+
+void SpaceAllocator::give_back(u64 bytenr, u32 nodesize) {
+  BlockGroupSpace* s = group_of(bytenr);
+  if (!s) return;
+  s->free[bytenr] = nodesize;
+  s->reuse.push_back(bytenr);
+}
+
+u64 SpaceAllocator::free_metadata_bytes(u32 ns) const {
+  u64 avail = 0;
+  for (auto& sp : space_)
+    if (!excluded_.count(sp.start))
+      for (auto& [st, len] : sp.free) avail += len / ns * ns;
+  return avail;
+}
+
+void SpaceAllocator::add_chunk(const Chunk& chunk) {
+  BlockGroupSpace sp;
+  sp.start = chunk.logical;
+  sp.length = chunk.length;
+  sp.flags = chunk.type;
+  sp.free[chunk.logical] = chunk.length;
+  sp.extent_count = 1;  // its FREE_SPACE_INFO and one extent are inserted at commit
+  for (auto [a, b] : volumes::super_mirror_ranges(chunk)) carve(sp.free, a, b);
+  add_group(std::move(sp));
 }
 
 // Allocation policy (the kernel allocates metadata from clusters for the
@@ -109,45 +179,8 @@ Status Transaction::load_space() {
 // such extent is left from the first extent that fits. A commit's new blocks
 // are then mostly contiguous and written with few large requests, instead of
 // filling every small hole first.
-Status Transaction::check_free_against_extents(const BlockGroupSpace& sp) {
-  auto ext = fs_.find_root(EXTENT_TREE_OBJECTID);
-  if (!ext) return make_error(Errc::corrupt, "no extent tree");
-  u32 ns = nodesize();
-  ctree::KeyRange range{{sp.start, 0, 0}, {sp.start + sp.length - 1, 0xff, ~0ULL}};
-  return ctree::for_each_item(*this, *ext, range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
-    Key k = leaf.item_key(slot);
-    u64 len = k.type == KeyType::EXTENT_ITEM ? k.offset : k.type == KeyType::METADATA_ITEM ? ns : 0;
-    if (len == 0) return ctree::Visit::next;
-    auto it = sp.free.upper_bound(k.objectid + len - 1);
-    if (it != sp.free.begin()) {
-      --it;
-      if (it->first + it->second > k.objectid)
-        return make_error(Errc::corrupt, "the free space tree lists [" + std::to_string(it->first) + ", " +
-                                             std::to_string(it->first + it->second) + ") of block group " + std::to_string(sp.start) +
-                                             " as free, but extent " + std::to_string(k.objectid) + " (" + std::to_string(len) +
-                                             " bytes, extent tree leaf " + std::to_string(leaf.bytenr()) +
-                                             ") is in use there; refusing to write (rebuild the free space tree: mount once with -o clear_cache,space_cache=v2)");
-    }
-    return ctree::Visit::next;
-  });
-}
-
-void Transaction::exclude_block_groups(const std::set<u64>& starts) { excluded_bgs_.insert(starts.begin(), starts.end()); }
-
-void Transaction::add_space(const Chunk& chunk) {
-  BlockGroupSpace sp;
-  sp.start = chunk.logical;
-  sp.length = chunk.length;
-  sp.flags = chunk.type;
-  sp.free[chunk.logical] = chunk.length;
-  sp.extent_count = 1;  // its FREE_SPACE_INFO and one extent are inserted at commit
-  for (auto [a, b] : volumes::super_mirror_ranges(chunk)) carve(sp.free, a, b);
-  ((chunk.type & BLOCK_GROUP_SYSTEM) ? sys_space_ : space_).push_back(std::move(sp));
-}
-
-std::optional<u64> Transaction::find_free_in(std::list<BlockGroupSpace>& spaces, u64 len) {
+std::optional<u64> SpaceAllocator::find_in(std::list<BlockGroupSpace>& spaces, u64 len, u32 ns) {
   constexpr u64 CLUSTER = 2ULL << 20;
-  u32 ns = nodesize();
   auto try_take = [&](BlockGroupSpace& sp, std::map<u64, u64>::iterator it, u64 min_len) -> std::optional<u64> {
     u64 s = (it->first + ns - 1) / ns * ns;
     u64 e = it->first + it->second;
@@ -158,7 +191,7 @@ std::optional<u64> Transaction::find_free_in(std::list<BlockGroupSpace>& spaces,
     return s;
   };
   for (auto& sp : spaces) {
-    if (excluded_bgs_.count(sp.start)) continue;
+    if (excluded_.count(sp.start)) continue;
     while (!sp.reuse.empty()) {
       u64 b = sp.reuse.back();
       sp.reuse.pop_back();
@@ -181,28 +214,11 @@ std::optional<u64> Transaction::find_free_in(std::list<BlockGroupSpace>& spaces,
       if (auto s = try_take(sp, it, CLUSTER)) return *s;
   }
   for (auto& sp : spaces) {
-    if (excluded_bgs_.count(sp.start)) continue;
+    if (excluded_.count(sp.start)) continue;
     for (auto it = sp.free.begin(); it != sp.free.end(); ++it)
       if (auto s = try_take(sp, it, len)) return *s;
   }
   return std::nullopt;
-}
-
-Result<u64> Transaction::find_free(u64 len, bool system) {
-  auto& spaces = system ? sys_space_ : space_;
-  if (auto s = find_free_in(spaces, len)) return *s;
-  const char* kind = system ? "system" : "metadata";
-  if (!chunk_alloc_allowed_)
-    return make_error(Errc::nospc, std::string("no free space left in the ") + kind + " block groups (chunk allocation is off)");
-  // A new chunk of the profile the filesystem's groups of this kind use
-  // (kernel: btrfs_chunk_alloc when a space_info cannot satisfy a
-  // reservation). Only memory changes here; its items are inserted at
-  // commit, so this is safe in the middle of a tree modification.
-  auto logical = alloc_chunk(default_chunk_flags(system));
-  if (!logical)
-    return make_error(logical.error().context(std::string("no free space left in the ") + kind + " block groups; allocating a new chunk"));
-  if (auto s = find_free_in(spaces, len)) return *s;
-  return make_error(Errc::nospc, std::string("no free space in the new ") + kind + " chunk at " + std::to_string(*logical));
 }
 
 }  // namespace fsctl::transaction

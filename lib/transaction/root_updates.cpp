@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// RootUpdates (root_updates.h): trees in use by a transaction, trees created
+// and deleted, ROOT_ITEMs at commit.
+#include "lib/transaction/root_updates.h"
+
+#include "lib/ctree/search.h"
+#include "lib/ctree/write.h"
+#include "lib/format/items.h"
+#include "lib/format/names.h"
+#include "lib/fs/fs_info.h"
+#include "lib/transaction/transaction.h"
+
+namespace fsctl::transaction {
+using namespace fsctl::format;
+
+Result<ctree::WriteRoot*> RootUpdates::root(const fs::FsInfo& fs, u64 root_id) {
+  auto it = roots_.find(root_id);
+  if (it != roots_.end()) return &it->second;
+  if (deleted_.count(root_id)) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " was deleted");
+  auto r = fs.find_root(root_id);
+  if (!r) return make_error(Errc::not_found, "tree " + tree_name(root_id) + " does not exist");
+  ctree::WriteRoot w{root_id, r->bytenr, r->level, r->generation};
+  return &roots_.emplace(root_id, w).first->second;
+}
+
+Status RootUpdates::apply(Transaction& t) {
+  for (auto& [id, r] : roots_) {
+    // The root tree's and chunk tree's roots are in the superblock.
+    if (id == ROOT_TREE_OBJECTID || id == CHUNK_TREE_OBJECTID) continue;
+    auto last = written_.find(id);
+    if (last != written_.end() && last->second == std::make_pair(r.bytenr, r.level)) continue;
+    auto committed = t.fs().find_root(id);
+    if (last == written_.end() && committed && committed->bytenr == r.bytenr && committed->level == r.level) continue;
+    // A tree created in this transaction has its item at (id, ROOT_ITEM, 0).
+    Key key{id, KeyType::ROOT_ITEM, 0};
+    for (auto& e : t.fs().root_entries())
+      if (e.key.objectid == id) key = e.key;
+    FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
+    ctree::Path p;
+    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
+    if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(id) + " vanished");
+    auto d = ctree::item_data_mut(t, p);
+    if (d.size() < ROOT_ITEM_V1_SIZE) return make_error(Errc::corrupt, "short ROOT_ITEM of tree " + std::to_string(id));
+    store_le<u64>(d.data() + offsetof(RootItem, bytenr), r.bytenr);
+    store_le<u64>(d.data() + offsetof(RootItem, generation), t.transid());
+    d[offsetof(RootItem, level)] = r.level;
+    if (d.size() >= sizeof(RootItem)) store_le<u64>(d.data() + offsetof(RootItem, generation_v2), t.transid());
+    written_[id] = {r.bytenr, r.level};
+    // The root tree itself may have been copied now: go round again.
+    return apply(t);
+  }
+  return {};
+}
+
+Result<ctree::WriteRoot*> RootUpdates::create_tree(Transaction& t, u64 root_id) {
+  if (roots_.count(root_id) || t.fs().find_root(root_id))
+    return make_error(Errc::invalid_argument, "tree " + std::to_string(root_id) + " already exists");
+  FSCTL_TRY_ASSIGN(auto leaf, t.alloc_tree_block(root_id, 0));
+  RootItem ri{};
+  ri.bytenr.set(leaf->bytenr);
+  ri.generation.set(t.transid());
+  ri.generation_v2.set(t.transid());
+  ri.level = 0;
+  ri.refs.set(1);
+  ri.bytes_used.set(t.nodesize());
+  FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
+  FSCTL_TRY(ctree::insert_item(t, *rt, Key{root_id, KeyType::ROOT_ITEM, 0},
+                               std::span<const u8>(reinterpret_cast<const u8*>(&ri), sizeof ri)));
+  auto& w = roots_[root_id];
+  w = ctree::WriteRoot{root_id, leaf->bytenr, 0, t.transid()};
+  written_[root_id] = {leaf->bytenr, 0};
+  return &w;
+}
+
+Status RootUpdates::delete_tree(Transaction& t, u64 root_id) {
+  FSCTL_TRY_ASSIGN(auto* r, t.root(root_id));
+  ctree::ParentCheck c;
+  c.level = r->level;
+  FSCTL_TRY_ASSIGN(auto blk, t.read_tree_block(r->bytenr, c));
+  if (r->level != 0 || blk->view().nritems() != 0)
+    return make_error(Errc::invalid_argument, "tree " + std::to_string(root_id) + " is not empty");
+  FSCTL_TRY(t.free_tree_block(r->bytenr, root_id, 0));
+  Key key{root_id, KeyType::ROOT_ITEM, 0};
+  for (auto& e : t.fs().root_entries())
+    if (e.key.objectid == root_id) key = e.key;
+  FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
+  if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(root_id) + " vanished");
+  FSCTL_TRY(ctree::delete_item(t, *rt, p));
+  roots_.erase(root_id);
+  written_.erase(root_id);
+  deleted_.insert(root_id);
+  return {};
+}
+
+}  // namespace fsctl::transaction
