@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "lib/format/decode.h"
 #include "lib/format/feature_flags.h"
 #include "lib/format/super.h"
+#include "lib/io/overlay_device.h"
 #include "lib/volumes/chunk_map.h"
 #include "lib/volumes/device_set.h"
 
@@ -67,6 +69,17 @@ class FsInfo final : public ctree::BlockSource {
   [[nodiscard]] static Result<std::unique_ptr<FsInfo>> open_devices(std::vector<std::unique_ptr<io::BlockDevice>> devs,
                                                                     const OpenOptions& opts);
 
+  /// A copy of this filesystem for a rehearsal (rehearsal_copy.cpp): the same
+  /// state (superblock, chunk map, roots, block groups) over in-memory
+  /// overlays of this FsInfo's devices (io::make_overlay_device), writable,
+  /// so a write job can run and commit on it for real while the devices
+  /// stay untouched. It reads clean blocks from this FsInfo's cache when it
+  /// has not written them itself, and keeps its own in a cache of
+  /// `cache_bytes`. Its overlays share `budget`. REQUIRES: this FsInfo
+  /// outlives the copy and commits nothing while the copy is in use.
+  /// Errors: those of reading the devices' superblocks through the overlays.
+  [[nodiscard]] Result<std::unique_ptr<FsInfo>> rehearsal_copy(std::shared_ptr<io::OverlayBudget> budget, u64 cache_bytes);
+
   // BlockSource.
   [[nodiscard]] Result<cache::TreeBlockRef> read_tree_block(u64 bytenr, const ctree::ParentCheck& check) override;
   [[nodiscard]] Status read_tree_blocks(std::vector<ctree::BlockRequest> requests,
@@ -108,6 +121,8 @@ class FsInfo final : public ctree::BlockSource {
   [[nodiscard]] const ctree::BlockIdentity& identity() const { return identity_; }
   /// True when the devices were opened for writing.
   [[nodiscard]] bool writable() const { return writable_; }
+  /// True for a rehearsal copy (rehearsal_copy): its commits reach memory only.
+  [[nodiscard]] bool is_rehearsal_copy() const { return parent_ != nullptr; }
 
   // Write side (used by lib/transaction at commit; DESIGN.md invariant 2).
   /// Fills each block's checksum and writes it to every mirror, in physical
@@ -176,6 +191,9 @@ class FsInfo final : public ctree::BlockSource {
   /// that involve no single copy (unmapped bytenr, bad parent pointer to a
   /// cached block) still name the device.
   std::string fs_name() const;
+  /// The cached block at `bytenr`: this FsInfo's cache, else (a rehearsal
+  /// copy) its parent's, unless the copy wrote that bytenr itself.
+  cache::TreeBlockRef cached(u64 bytenr);
 
   volumes::DeviceSet devices_;
   format::SuperBlock super_{};
@@ -190,6 +208,8 @@ class FsInfo final : public ctree::BlockSource {
   u64 blocks_read_ = 0, bytes_read_ = 0;
   bool writable_ = false;
   bool block_groups_loaded_ = false;
+  FsInfo* parent_ = nullptr;                  // rehearsal copies: the FsInfo copied
+  std::set<u64> written_bytenrs_;             // rehearsal copies: tree blocks written here
 };
 
 }  // namespace fsctl::fs

@@ -68,8 +68,14 @@ Result<cache::TreeBlockRef> FsInfo::read_mirrors(u64 bytenr, const ctree::Parent
   return make_error(code, msg);
 }
 
+cache::TreeBlockRef FsInfo::cached(u64 bytenr) {
+  if (auto hit = cache_.lookup(bytenr)) return hit;
+  if (parent_ && !written_bytenrs_.count(bytenr)) return parent_->cache_.lookup(bytenr);
+  return nullptr;
+}
+
 Result<cache::TreeBlockRef> FsInfo::read_tree_block(u64 bytenr, const ctree::ParentCheck& check) {
-  if (auto hit = cache_.lookup(bytenr)) {
+  if (auto hit = cached(bytenr)) {
     if (auto r = ctree::check_parent(hit->view(), check); !r)
       return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
     return hit;
@@ -249,7 +255,7 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
     u64 bytenr = requests[i].bytenr;
     auto m = bytenr % sectorsize() ? Result<std::vector<volumes::PhysicalRange>>(make_error(Errc::corrupt, "unaligned"))
                                    : chunk_map_.map(bytenr, ns);
-    if (auto hit = cache_.lookup(bytenr)) {
+    if (auto hit = cached(bytenr)) {
       if (auto r = ctree::check_parent(hit->view(), requests[i].check); !r)
         return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
       if (m && !m->empty())

@@ -105,6 +105,7 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
   timer.mark("write tree blocks", "(" + std::to_string(blocks.size()) + " blocks, " + std::to_string(requests.size()) + " requests)");
   for (auto& b : blocks) {
     b->dirty = false;
+    if (parent_) written_bytenrs_.insert(b->bytenr);
     cache_.insert(b);
   }
   return {};

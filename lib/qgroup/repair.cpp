@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Offline qgroup rescan: one transaction over the quota tree.
+// Offline qgroup rescan: one step of the batch runner, one transaction over
+// the quota tree.
 #include "lib/qgroup/repair.h"
 
 #include "lib/ctree/write.h"
 #include "lib/format/items.h"
+#include "lib/transaction/batch_runner.h"
 #include "lib/transaction/reservation.h"
 #include "lib/transaction/transaction.h"
 
@@ -26,67 +28,94 @@ Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, con
   bool fix_status = quota.inconsistent() || quota.rescan_running();
   if (update.empty() && add.empty() && !fix_status) return res;
 
-  // The changes, made once as a rehearsal (the reservation of this small
-  // transaction: transaction::reserve_by_rehearsal) and once for real.
-  auto apply = [&](transaction::Transaction& t) -> Status {
-    FSCTL_TRY_ASSIGN(auto* qroot, t.root(QUOTA_TREE_OBJECTID));
-    u64 transid = t.transid();
-    auto write_info = [&](std::span<u8> d, const QgroupCount& c) {
-      auto* i = reinterpret_cast<QgroupInfoItem*>(d.data());
-      i->generation.set(transid);
-      i->rfer.set(c.rfer);
-      i->rfer_cmpr.set(c.rfer_cmpr);
-      i->excl.set(c.excl);
-      i->excl_cmpr.set(c.excl_cmpr);
-    };
-    for (u64 id : update) {
-      ctree::Path p;
-      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, 0, p));
-      if (!exact) return make_error(Errc::corrupt, "QGROUP_INFO of " + qgroupid_to_string(id) + " vanished");
-      auto d = ctree::item_data_mut(t, p);
-      if (d.size() < sizeof(QgroupInfoItem)) return make_error(Errc::corrupt, "short QGROUP_INFO of " + qgroupid_to_string(id));
-      write_info(d, computed.counts.at(id));
+  // One step: the qgroup items and the status item in the quota tree.
+  class RepairJob final : public transaction::BatchJob {
+   public:
+    RepairJob(const QuotaState& quota, const Computed& computed, const std::vector<u64>& update, const std::vector<u64>& add,
+              bool fix_status)
+        : quota_(quota), computed_(computed), update_(update), add_(add), fix_status_(fix_status) {}
+    bool done() const override { return done_; }
+    u64 next_units(u64) const override { return 0; }
+    std::optional<u64> estimate_blocks(u64) const override { return 8 * (update_.size() + 2 * add_.size() + 1); }
+    Result<u64> reserve_bound(transaction::Transaction& t, u64) override {
+      transaction::Reservation rsv;
+      rsv.items_updated = update_.size() + 1;
+      rsv.items_inserted = 2 * add_.size();
+      return t.reserve(rsv);
     }
-    for (u64 id : add) {
-      ctree::Path p;
-      FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, sizeof(QgroupInfoItem), p));
-      write_info(ctree::item_data_mut(t, p), computed.counts.at(id));
-      auto it = quota.qgroups.find(id);
-      if (it == quota.qgroups.end() || !it->second.limit) {
-        ctree::Path lp;
-        FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_LIMIT, id}, sizeof(QgroupLimitItem), lp));
+    Status apply(transaction::Transaction& t, u64) override { return apply_changes(t); }
+    Status committed(u64) override {
+      done_ = true;
+      return {};
+    }
+    std::string progress_note() const override { return "the qgroup items were written"; }
+
+   private:
+    Status apply_changes(transaction::Transaction& t) {
+      FSCTL_TRY_ASSIGN(auto* qroot, t.root(QUOTA_TREE_OBJECTID));
+      u64 transid = t.transid();
+      auto write_info = [&](std::span<u8> d, const QgroupCount& c) {
+        auto* i = reinterpret_cast<QgroupInfoItem*>(d.data());
+        i->generation.set(transid);
+        i->rfer.set(c.rfer);
+        i->rfer_cmpr.set(c.rfer_cmpr);
+        i->excl.set(c.excl);
+        i->excl_cmpr.set(c.excl_cmpr);
+      };
+      for (u64 id : update_) {
+        ctree::Path p;
+        FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, 0, p));
+        if (!exact) return make_error(Errc::corrupt, "QGROUP_INFO of " + qgroupid_to_string(id) + " vanished");
+        auto d = ctree::item_data_mut(t, p);
+        if (d.size() < sizeof(QgroupInfoItem)) return make_error(Errc::corrupt, "short QGROUP_INFO of " + qgroupid_to_string(id));
+        write_info(d, computed_.counts.at(id));
       }
+      for (u64 id : add_) {
+        ctree::Path p;
+        FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, sizeof(QgroupInfoItem), p));
+        write_info(ctree::item_data_mut(t, p), computed_.counts.at(id));
+        auto it = quota_.qgroups.find(id);
+        if (it == quota_.qgroups.end() || !it->second.limit) {
+          ctree::Path lp;
+          FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_LIMIT, id}, sizeof(QgroupLimitItem), lp));
+        }
+      }
+      ctree::Path p;
+      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));
+      if (!exact) return make_error(Errc::corrupt, "quota tree has no QGROUP_STATUS item");
+      auto d = ctree::item_data_mut(t, p);
+      if (d.size() < 32) return make_error(Errc::corrupt, "short QGROUP_STATUS item");
+      auto* s = reinterpret_cast<QgroupStatusItem*>(d.data());
+      u64 flags = s->flags.get();
+      if (fix_status_) {
+        s->flags.set((flags & ~(QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)) | QGROUP_STATUS_FLAG_ON);
+        s->rescan.set(~0ULL);  // as a completed kernel rescan leaves it
+      }
+      s->generation.set(transid);
+      return {};
     }
-    ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));
-    if (!exact) return make_error(Errc::corrupt, "quota tree has no QGROUP_STATUS item");
-    auto d = ctree::item_data_mut(t, p);
-    if (d.size() < 32) return make_error(Errc::corrupt, "short QGROUP_STATUS item");
-    auto* s = reinterpret_cast<QgroupStatusItem*>(d.data());
-    u64 flags = s->flags.get();
-    if (fix_status) {
-      s->flags.set((flags & ~(QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)) | QGROUP_STATUS_FLAG_ON);
-      s->rescan.set(~0ULL);  // as a completed kernel rescan leaves it
-    }
-    s->generation.set(transid);
-    return {};
+
+    const QuotaState& quota_;
+    const Computed& computed_;
+    const std::vector<u64>& update_;
+    const std::vector<u64>& add_;
+    bool fix_status_;
+    bool done_ = false;
   };
 
-  FSCTL_TRY_ASSIGN(auto trans, transaction::Transaction::start(fs));
-  transaction::Reservation rsv;
-  rsv.items_updated = update.size() + 1;
-  rsv.items_inserted = 2 * add.size();
-  FSCTL_TRY_ASSIGN(res.reserved_bytes, transaction::reserve_by_rehearsal(*trans, trans->reserve(rsv), false, apply));
-  u64 transid = trans->transid();
-  FSCTL_TRY(apply(*trans));
+  RepairJob job(quota, computed, update, add, fix_status);
+  transaction::JobFactory make = [&](fs::FsInfo&) -> Result<std::unique_ptr<transaction::BatchJob>> {
+    return std::unique_ptr<transaction::BatchJob>(std::make_unique<RepairJob>(quota, computed, update, add, fix_status));
+  };
+  FSCTL_TRY_ASSIGN(auto run, transaction::run_batches(fs, job, make, {}));
   res.qgroups_updated = update.size();
   res.qgroups_added = add.size();
   res.status_fixed = fix_status;
-  FSCTL_TRY(trans->commit());
   res.wrote = true;
-  res.transid = transid;
-  res.used_bytes = trans->stats().used_bytes;
-  res.blocks_written = trans->stats().blocks_written;
+  res.transid = fs.super().generation.get();
+  res.reserved_bytes = run.reserved_bytes;
+  res.used_bytes = run.used_bytes;
+  res.blocks_written = run.tree_blocks_written;
   return res;
 }
 

@@ -11,6 +11,7 @@
 #include "lib/ctree/search.h"
 #include "lib/format/items.h"
 #include "lib/format/names.h"
+#include "lib/transaction/batch_runner.h"
 #include "lib/transaction/transaction.h"
 #include "lib/volumes/raid_profiles.h"
 
@@ -44,6 +45,116 @@ Status refuse_unfinished_work(fs::FsInfo& fs) {
   return {};
 }
 
+
+
+/// The balance as steps of the batch runner: per batch of selected block
+/// groups, a relocation transaction (skipped when every group of the batch
+/// is already empty: a run that stopped before removing them), then one that
+/// removes the emptied groups. A dry run has only the first relocation,
+/// planned and reserved.
+class BalanceJob final : public transaction::BatchJob {
+ public:
+  BalanceJob(fs::FsInfo& fs, BalanceReport& rep, const std::vector<std::size_t>& ends,
+             const std::function<void(transaction::Transaction&)>& steer, const BalanceOptions& opts)
+      : fs_(fs), rep_(rep), ends_(ends), steer_(steer), opts_(opts) {
+    start_batch();
+  }
+
+  bool done() const override { return batch_ >= ends_.size(); }
+  u64 next_units(u64) const override { return targets_.size(); }
+  bool may_halve() const override { return false; }
+  std::optional<u64> estimate_blocks(u64) const override { return std::nullopt; }
+
+  void prepare(transaction::Transaction& t) override {
+    t.exclude_block_groups(targets_);  // nothing may land in a group being emptied or removed
+    steer_(t);
+  }
+
+  Result<u64> reserve_bound(transaction::Transaction& t, u64) override {
+    if (relocating_) {
+      PhaseTimer timer;
+      FSCTL_TRY_ASSIGN(plan_, RelocationPlan::make(t, targets_));
+      timer.mark("plan");
+      if (opts_.dry_run) {
+        rep_.relocation.relocated_extents += plan_->target_blocks();
+        rep_.relocation.tree_blocks_copied += plan_->subvolume_copies();
+      }
+      return t.reserve(plan_->reservation(fs_.nodesize()));
+    }
+    transaction::Reservation r;
+    r.items_deleted = targets_.size() * 4;
+    r.items_updated = targets_.size() * 2;
+    r.trees_touched = 4;
+    return t.reserve(r);
+  }
+
+  Status apply(transaction::Transaction& t, u64) override {
+    if (relocating_) return plan_->apply(t, rep_.relocation);
+    for (u64 s : targets_) FSCTL_TRY(t.remove_block_group(s));
+    return {};
+  }
+
+  Status committed(u64) override {
+    if (relocating_) {
+      plan_.reset();
+      relocating_ = false;
+      return check_emptied();
+    }
+    rep_.block_groups_removed += targets_.size();
+    if (opts_.progress) opts_.progress(ends_[batch_], rep_.selected.size(), rep_.relocation.tree_blocks_copied);
+    ++batch_;
+    start_batch();
+    return {};
+  }
+
+  std::string progress_note() const override {
+    return std::to_string(rep_.block_groups_removed) + " of " + std::to_string(rep_.selected.size()) +
+           " block groups relocated and removed; rerun to finish";
+  }
+
+ private:
+  // The targets of batch_, and whether they need a relocation step. The dry
+  // run stops at the first batch that does.
+  void start_batch() {
+    for (; batch_ < ends_.size(); ++batch_) {
+      std::size_t begin = batch_ ? ends_[batch_ - 1] : 0;
+      targets_ = std::set<u64>(rep_.selected.begin() + static_cast<std::ptrdiff_t>(begin),
+                               rep_.selected.begin() + static_cast<std::ptrdiff_t>(ends_[batch_]));
+      relocating_ = false;
+      for (u64 s : targets_) {
+        auto used = committed_block_group_used(fs_, s);
+        if (!used || *used) relocating_ = true;  // an error surfaces in the plan
+      }
+      if (!opts_.dry_run) {
+        if (!relocating_) (void)check_emptied();
+        return;
+      }
+      if (relocating_) return;
+    }
+  }
+
+  // Every target of the batch is empty now (relocated or found empty).
+  Status check_emptied() {
+    for (u64 s : targets_) {
+      FSCTL_TRY_ASSIGN(u64 used, committed_block_group_used(fs_, s));
+      if (used != 0)
+        return make_error(Errc::corrupt, "block group " + std::to_string(s) + " still has " + std::to_string(used) +
+                                             " bytes used after relocating its tree blocks");
+    }
+    rep_.block_groups_relocated += targets_.size();
+    return {};
+  }
+
+  fs::FsInfo& fs_;
+  BalanceReport& rep_;
+  const std::vector<std::size_t>& ends_;
+  const std::function<void(transaction::Transaction&)>& steer_;
+  const BalanceOptions& opts_;
+  std::size_t batch_ = 0;
+  std::set<u64> targets_;
+  bool relocating_ = false;
+  std::optional<RelocationPlan> plan_;
+};
 
 }  // namespace
 
@@ -79,7 +190,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   }
   // With convert, every transaction allocates only from block groups of the
   // target profile and makes new chunks with it.
-  auto steer = [&](transaction::Transaction& t) {
+  std::function<void(transaction::Transaction&)> steer = [&](transaction::Transaction& t) {
     for (bool system : {false, true}) {
       const auto& f = system ? opts.system : opts.metadata;
       if (!f || !f->convert) continue;
@@ -145,71 +256,17 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       i = j;
     }
   }
-  std::size_t next_begin = 0;
-  for (std::size_t end : ends) {
-    std::size_t begin = next_begin;
-    next_begin = end;
-    std::set<u64> targets(rep.selected.begin() + static_cast<std::ptrdiff_t>(begin), rep.selected.begin() + static_cast<std::ptrdiff_t>(end));
-    // Groups already empty (e.g. relocated by a run that stopped before
-    // removing them) need no relocation transaction.
-    bool any_used = false;
-    for (u64 s : targets) {
-      FSCTL_TRY_ASSIGN(u64 used, committed_block_group_used(fs, s));
-      if (used) any_used = true;
-    }
-    if (any_used) {
-      FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
-      PhaseTimer timer;
-      FSCTL_TRY_ASSIGN(auto plan, RelocationPlan::make(*t, targets));
-      timer.mark("plan");
-      t->exclude_block_groups(targets);
-      steer(*t);
-      FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(plan.reservation(fs.nodesize())));
-      rep.reserved_bytes += reserved;
-      if (opts.dry_run) {
-        rep.relocation.relocated_extents += plan.target_blocks();
-        rep.relocation.tree_blocks_copied += plan.subvolume_copies();
-        rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        return rep;
-      }
-      FSCTL_TRY(plan.apply(*t, rep.relocation));
-      timer = PhaseTimer{};
-      FSCTL_TRY(t->commit());
-      timer.mark("commit");
-      rep.commits++;
-      rep.tree_blocks_written += t->stats().blocks_written;
-      rep.tree_blocks_written_early += t->stats().blocks_written_early;
-      rep.used_bytes += t->stats().used_bytes;
-    } else if (opts.dry_run) {
-      continue;
-    }
-    for (u64 s : targets) {
-      FSCTL_TRY_ASSIGN(u64 used, committed_block_group_used(fs, s));
-      if (used != 0)
-        return make_error(Errc::corrupt, "block group " + std::to_string(s) + " still has " + std::to_string(used) +
-                                             " bytes used after relocating its tree blocks");
-    }
-    rep.block_groups_relocated += targets.size();
-    {
-      FSCTL_TRY_ASSIGN(auto t, transaction::Transaction::start(fs));
-      t->exclude_block_groups(targets);  // nothing may land in a group about to go
-      steer(*t);
-      transaction::Reservation r;
-      r.items_deleted = targets.size() * 4;
-      r.items_updated = targets.size() * 2;
-      r.trees_touched = 4;
-      FSCTL_TRY_ASSIGN(u64 reserved, t->reserve(r));
-      rep.reserved_bytes += reserved;
-      for (u64 s : targets) FSCTL_TRY(t->remove_block_group(s));
-      FSCTL_TRY(t->commit());
-      rep.commits++;
-      rep.tree_blocks_written += t->stats().blocks_written;
-      rep.tree_blocks_written_early += t->stats().blocks_written_early;
-      rep.used_bytes += t->stats().used_bytes;
-      rep.block_groups_removed += targets.size();
-    }
-    if (opts.progress) opts.progress(end, rep.selected.size(), rep.relocation.tree_blocks_copied);
-  }
+  BalanceJob job(fs, rep, ends, steer, opts);
+  transaction::JobFactory make;  // no rehearsal: see below
+  transaction::RunnerOptions ro;
+  ro.dry_run = opts.dry_run;
+  ro.rehearse = false;  // a balance reserves from its plan (its bound), as before the runner
+  FSCTL_TRY_ASSIGN(auto run, transaction::run_batches(fs, job, make, ro));
+  rep.commits += run.commits;
+  rep.tree_blocks_written += run.tree_blocks_written;
+  rep.tree_blocks_written_early += run.tree_blocks_written_early;
+  rep.reserved_bytes += run.reserved_bytes;
+  rep.used_bytes += run.used_bytes;
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }

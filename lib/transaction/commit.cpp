@@ -42,9 +42,6 @@ Status Transaction::commit(const SuperChanges& super) {
     FSCTL_TRY_ASSIGN(bool changed, commit_round());
     if (!changed) break;
   }
-  // A rehearsal ends here: stats() holds what this commit allocated, and
-  // nothing was written (the destructor aborts).
-  if (rehearsal_) return {};
   FSCTL_TRY_ASSIGN(SuperBlock sb, new_super(super));
 
   std::vector<std::shared_ptr<cache::TreeBlock>> blocks;
@@ -66,7 +63,7 @@ Status Transaction::commit(const SuperChanges& super) {
   FSCTL_TRY(fs_.reload_roots());
   usage_.committed(fs_);
   if (chunks_.changed_volumes()) FSCTL_TRY(fs_.reload_chunks());
-  log_reservation(reserved_, stats_.used_bytes);
+  if (!fs_.is_rehearsal_copy()) log_reservation(reserved_, stats_.used_bytes);
   return {};
 }
 

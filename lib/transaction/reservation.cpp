@@ -404,11 +404,16 @@ Result<u64> Transaction::reserve(const Reservation& r) {
   return reserve_bytes(blocks * ns);
 }
 
-Result<u64> Transaction::reserve_rehearsed(u64 measured, u64 cap) {
+Result<u64> Transaction::reserve_measured(u64 measured) {
   FSCTL_TRY(load_space());
   u64 ns = nodesize();
   u64 blocks = (measured + ns - 1) / ns;
-  return reserve_bytes(std::min(cap, (blocks + blocks / 8 + 1) * ns));
+  u64 avail = allocatable_metadata_bytes() + alloc_.free_metadata_bytes(ns);
+  // The guard only where it fits: the rehearsal allocated `measured` from
+  // this very state, which proves that much fits even where the count of
+  // allocatable space (conservative per new chunk) says less.
+  reserved_ = std::max(blocks * ns, std::min((blocks + blocks / 8 + 1) * ns, avail));
+  return reserved_;
 }
 
 Result<u64> Transaction::reserve_bytes(u64 want) {
@@ -449,23 +454,5 @@ Result<u64> reserve_planned(Transaction& t, Reservation r, const std::vector<Pla
   r.extra_blocks += planned;
   return t.reserve(r);
 }
-
-Result<u64> reserve_by_rehearsal(Transaction& t, Result<u64> bound, bool allow_changing_bg_tree,
-                                 const std::function<Status(Transaction&)>& changes, u64 extra_blocks) {
-  if (bound && *bound > REHEARSAL_MAX_BLOCKS * t.nodesize()) return bound;
-  if (!bound && bound.error().code != Errc::nospc) return bound;
-  auto measured = rehearse(t.fs(), allow_changing_bg_tree, changes);
-  if (!measured) return bound;
-  // A bound that fitted is an upper bound too: never reserve more.
-  return t.reserve_rehearsed(*measured + extra_blocks * t.nodesize(), bound ? *bound : ~u64{0});
-}
-
-Result<u64> rehearse(fs::FsInfo& fs, bool allow_changing_bg_tree, const std::function<Status(Transaction&)>& changes) {
-  FSCTL_TRY_ASSIGN(auto rt, Transaction::start(fs, allow_changing_bg_tree));
-  rt->set_rehearsal();
-  FSCTL_TRY(changes(*rt));
-  FSCTL_TRY(rt->commit());
-  return rt->stats().used_bytes;
-}  // the rehearsal aborts as it goes: FsInfo gets back the state it found
 
 }  // namespace fsctl::transaction

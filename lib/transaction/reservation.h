@@ -6,7 +6,6 @@
 // that pushes avoid), instead of the per-change worst case of the counts in
 // a Reservation. Transaction::reserve adds the commit's trees.
 #pragma once
-#include <functional>
 #include <vector>
 
 #include "lib/ctree/write_plan.h"
@@ -33,38 +32,5 @@ struct PlannedTree {
 /// missing one); read errors.
 [[nodiscard]] Result<u64> reserve_planned(Transaction& t, Reservation r, const std::vector<PlannedTree>& plans,
                                           std::vector<ctree::PlanCount>* counted = nullptr);
-
-/// Operations whose bound (reserve, reserve_planned) is at most this many
-/// blocks are reserved by rehearsal (reserve_by_rehearsal): there the
-/// commit's worst case (every metadata-range leaf of the extent tree, a
-/// split per possible merge) is several times what they use.
-inline constexpr u64 REHEARSAL_MAX_BLOCKS = 1024;
-
-/// A rehearsal: a transaction on `fs` (started with
-/// `allow_changing_bg_tree`, set_rehearsal) runs `changes` and its commit's
-/// fixed point, writing nothing, and aborts. Returns the metadata bytes it
-/// allocated (TransactionStats::used_bytes), what the same changes allocate
-/// for real from the same committed state. Errors: those of `changes` and
-/// the commit; Errc::nospc past half the cache budget.
-[[nodiscard]] Result<u64> rehearse(fs::FsInfo& fs, bool allow_changing_bg_tree,
-                                   const std::function<Status(Transaction&)>& changes);
-
-/// Reservation by rehearsal (DESIGN.md invariant 4). `bound` is the result
-/// of reserving the operation's bound on `t` (Transaction::reserve or
-/// reserve_planned), before any change. It stands when it fits and is
-/// larger than REHEARSAL_MAX_BLOCKS blocks. Otherwise (small, or not
-/// fitting) a rehearsal transaction on t's filesystem (started with
-/// `allow_changing_bg_tree`, set_rehearsal) runs `changes` and its commit's
-/// fixed point, writing nothing, and `t` reserves what the rehearsal
-/// allocated (Transaction::reserve_rehearsed; never more than a bound that
-/// fitted) instead; when the rehearsal
-/// cannot complete (past half the cache budget, or an error, which the real
-/// run will meet and report itself) the bound's result stands. Returns the
-/// reserved bytes. Errors: the bound's error, or Errc::nospc when even the
-/// rehearsed amount does not fit.
-/// `extra_blocks`: blocks reserved on top of the rehearsed amount (growth
-/// the rehearsed changes do not include, e.g. later batches of a run).
-[[nodiscard]] Result<u64> reserve_by_rehearsal(Transaction& t, Result<u64> bound, bool allow_changing_bg_tree,
-                                               const std::function<Status(Transaction&)>& changes, u64 extra_blocks = 0);
 
 }  // namespace fsctl::transaction

@@ -109,9 +109,7 @@ void Transaction::note_dirty_bytes() {
 
 Status Transaction::write_back_early() {
   u64 limit = writeback_threshold_ ? *writeback_threshold_ : fs_.cache().budget() / 2;
-  if (rehearsal_ && dirty_.size() * nodesize() > fs_.cache().budget() / 2)
-    return make_error(Errc::nospc, "rehearsal larger than half the cache budget");
-  if (!limit || !fs_.writable() || rehearsal_ || dirty_.size() * nodesize() <= limit) return {};
+  if (!limit || !fs_.writable() || dirty_.size() * nodesize() <= limit) return {};
   // Only blocks nobody else holds (a caller's path, relocation's copies):
   // a held block may be changed through that reference at any time.
   std::vector<std::shared_ptr<cache::TreeBlock>> batch;

@@ -105,26 +105,15 @@ class Transaction final : public ctree::TreeWriter {
   /// reserved bytes.
   [[nodiscard]] Result<u64> reserve(const Reservation& r);
 
-  /// Reserves `measured` bytes, what a rehearsal (set_rehearsal) of the
-  /// same changes from the same committed state allocated, plus an eighth
-  /// and a block of margin; errors as reserve(). The engine is
-  /// deterministic (the allocator, the search orders and the commit's
-  /// fixed point depend only on the filesystem's state and the changes), so
-  /// the real run allocates what the rehearsal did; the margin and the
-  /// test suite's reservation report (used <= reserved in every
-  /// transaction) guard that claim.
-  /// `cap`: an upper bound known to hold (a bound the caller reserved
-  /// before): the reservation never exceeds it.
-  [[nodiscard]] Result<u64> reserve_rehearsed(u64 measured, u64 cap = ~u64{0});
-
-  /// Makes this transaction a rehearsal: nothing of it reaches the disk
-  /// (no early writeback: the changes are limited by the cache budget
-  /// instead, Errc::nospc past half of it), and commit() stops after its
-  /// fixed point, before writing any block or superblock, so that stats()
-  /// says what a real commit would have allocated; the transaction then
-  /// aborts as an uncommitted one does. Call before the first change.
-  void set_rehearsal() { rehearsal_ = true; }
-  [[nodiscard]] bool rehearsal() const { return rehearsal_; }
+  /// Reserves for changes a rehearsal measured: `measured` bytes are what
+  /// the same changes allocated on a rehearsal copy of this exact state
+  /// (batch_runner.h), so they fit; an eighth and a block more are added as
+  /// a guard where the space allows. The engine is deterministic (the
+  /// allocator, the search orders and the commit's fixed point depend only
+  /// on the filesystem's state and the changes), and the test suite's
+  /// reservation report checks used <= reserved in every transaction.
+  /// Returns the reserved bytes.
+  [[nodiscard]] Result<u64> reserve_measured(u64 measured);
 
   /// The tree `root_id` as it is in this transaction (created on first use
   /// from its ROOT_ITEM, or the superblock for the root tree and the chunk
@@ -305,7 +294,6 @@ class Transaction final : public ctree::TreeWriter {
   bool committed_ = false;
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;
-  bool rehearsal_ = false;
   TransactionStats stats_;
 };
 

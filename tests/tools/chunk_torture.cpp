@@ -45,6 +45,7 @@
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
 #include "lib/io/fault_device.h"
+#include "lib/transaction/batch_runner.h"
 #include "lib/transaction/reservation.h"
 #include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
@@ -202,47 +203,66 @@ int run_fill(const std::vector<std::string>& devs, const std::vector<std::string
                    metadata_groups(*fs) - start_meta, new_chunks);
       return EXIT_ERROR;
     }
-    auto t = must(transaction::Transaction::start(*fs), "starting a transaction");
-    t->exclude_block_groups(excluded);
     transaction::Reservation r;
     r.items_inserted = ops;
     if (item_size + sizeof(Item) > leaf_data_size(fs->nodesize()) / 2) r.items_large = ops;
     r.trees = {SCRATCH_TREE};
-    // The transaction's items, drawn from `g` into `m`.
-    auto insert_items = [&](transaction::Transaction& tx, Rng& g, Model& m) -> Status {
-      ctree::WriteRoot* root = nullptr;
-      if (fs->find_root(SCRATCH_TREE)) {
-        FSCTL_TRY_ASSIGN(root, tx.root(SCRATCH_TREE));
-      } else {
-        FSCTL_TRY_ASSIGN(root, tx.create_tree(SCRATCH_TREE));
+    // One transaction of the fill as a job of the batch runner: its items
+    // drawn from a copy of the generator, so that the rehearsal (--rehearse:
+    // the reservation by rehearsal, exact, as small fsctl operations
+    // reserve, so the fill goes on until N items no longer fit at all) and
+    // the real run insert the same ones; otherwise the reservation from
+    // counts.
+    struct FillJob final : transaction::BatchJob {
+      Rng g;
+      Model m;
+      const transaction::Reservation& r;
+      const std::set<u64>& excluded;
+      u64 ops, item_size;
+      bool finished = false;
+      FillJob(Rng g0, Model m0, const transaction::Reservation& rr, const std::set<u64>& ex, u64 n, u64 size)
+          : g(g0), m(std::move(m0)), r(rr), excluded(ex), ops(n), item_size(size) {}
+      bool done() const override { return finished; }
+      u64 next_units(u64) const override { return 0; }
+      std::optional<u64> estimate_blocks(u64) const override { return 0; }
+      void prepare(transaction::Transaction& tx) override { tx.exclude_block_groups(excluded); }
+      Result<u64> reserve_bound(transaction::Transaction& tx, u64) override { return tx.reserve(r); }
+      Status apply(transaction::Transaction& tx, u64) override {
+        ctree::WriteRoot* root = nullptr;
+        if (tx.fs().find_root(SCRATCH_TREE)) {
+          FSCTL_TRY_ASSIGN(root, tx.root(SCRATCH_TREE));
+        } else {
+          FSCTL_TRY_ASSIGN(root, tx.create_tree(SCRATCH_TREE));
+        }
+        for (u64 i = 0; i < ops; ++i) {
+          Key k{(1ULL << 32) + g.below(1ULL << 30), TYPE_A, g.below(1ULL << 20)};
+          while (m.count(k)) k.offset++;
+          std::vector<u8> data(item_size);
+          for (auto& c : data) c = static_cast<u8>(g.next());
+          FSCTL_TRY(ctree::insert_item(tx, *root, k, data));
+          m[k] = std::move(data);
+        }
+        return {};
       }
-      for (u64 i = 0; i < ops; ++i) {
-        Key k{(1ULL << 32) + g.below(1ULL << 30), TYPE_A, g.below(1ULL << 20)};
-        while (m.count(k)) k.offset++;
-        std::vector<u8> data(item_size);
-        for (auto& c : data) c = static_cast<u8>(g.next());
-        FSCTL_TRY(ctree::insert_item(tx, *root, k, data));
-        m[k] = std::move(data);
+      Status committed(u64) override {
+        finished = true;
+        return {};
       }
-      return {};
+      std::string progress_note() const override { return "fill transaction committed"; }
     };
-    // --rehearse: the reservation by rehearsal (exact), as small fsctl
-    // operations reserve, so the fill goes on until N items no longer fit
-    // at all; otherwise the reservation from counts.
-    u64 reserved;
-    if (rehearse) {
-      Rng g = rng;
-      Model m = model;
-      reserved = must(transaction::reserve_by_rehearsal(*t, t->reserve(r), false,
-                                                        [&](transaction::Transaction& rt) { return insert_items(rt, g, m); }),
-                      "reserving");
-    } else {
-      reserved = must(t->reserve(r), "reserving");
-    }
-    must(insert_items(*t, rng, model), "inserting the items");
-    must(t->commit(), "committing");
+    FillJob job(rng, model, r, excluded, ops, item_size);
+    FillJob* real = &job;
+    transaction::JobFactory make = [&](fs::FsInfo&) -> Result<std::unique_ptr<transaction::BatchJob>> {
+      return std::unique_ptr<transaction::BatchJob>(std::make_unique<FillJob>(rng, model, r, excluded, ops, item_size));
+    };
+    transaction::RunnerOptions ro;
+    ro.rehearse = rehearse;
+    u64 transid = fs->super().generation.get() + 1;
+    auto run = must(transaction::run_batches(*fs, job, make, ro), "filling");
+    rng = real->g;
+    model = std::move(real->m);
     std::printf("txn %" PRIu64 " transid %" PRIu64 ": items %zu reserved %" PRIu64 " used %" PRIu64 " metadata block groups %" PRIu64 "\n", txn,
-                t->transid(), model.size(), reserved, t->stats().used_bytes, metadata_groups(*fs));
+                transid, model.size(), run.reserved_bytes, run.used_bytes, metadata_groups(*fs));
   }
   report_changes(start_bgs, block_groups(*fs));
   fs.reset();

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// FsInfo::rehearsal_copy (fs_info.h): the filesystem as it is, over in-memory
+// overlays of its devices, for a rehearsal of a write job (DESIGN.md
+// invariant 4: the rehearsal measures what each batch allocates, the real
+// run reserves it).
+#include "lib/fs/fs_info.h"
+
+namespace fsctl::fs {
+
+Result<std::unique_ptr<FsInfo>> FsInfo::rehearsal_copy(std::shared_ptr<io::OverlayBudget> budget, u64 cache_bytes) {
+  std::vector<std::unique_ptr<io::BlockDevice>> devs;
+  for (auto& [devid, d] : devices_.devices()) devs.push_back(io::make_overlay_device(*d.dev, budget));
+  std::unique_ptr<FsInfo> c(new FsInfo());
+  c->reporter_ = &null_reporter();
+  FSCTL_TRY_ASSIGN(c->devices_, volumes::DeviceSet::from_devices(std::move(devs), *c->reporter_));
+  c->writable_ = true;
+  c->cache_ = cache::BlockCache(cache_bytes);
+  c->super_ = super_;
+  c->chunk_map_ = chunk_map_;
+  c->identity_ = identity_;
+  c->roots_ = roots_;
+  c->dev_items_ = dev_items_;
+  c->block_groups_ = block_groups_;
+  c->bg_state_ = bg_state_;
+  c->block_groups_loaded_ = block_groups_loaded_;
+  c->parent_ = this;
+  return c;
+}
+
+}  // namespace fsctl::fs

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The batch runner (batch_runner.h): rehearsal on a copy, then the real run
+// step by step, each reserved from the rehearsal or from its bound.
+#include "lib/transaction/batch_runner.h"
+
+#include <algorithm>
+
+namespace fsctl::transaction {
+
+namespace {
+
+/// One step of a rehearsal: its units and the metadata bytes it allocated.
+struct Measured {
+  u64 units = 0;
+  u64 used_bytes = 0;
+};
+
+struct Rehearsal {
+  std::vector<Measured> steps;
+  u64 batch = 0;
+};
+
+/// The step a stopped run failed in, in the job's own terms.
+Error after_commits(const Error& e, const BatchJob& job, const RunStats& st) {
+  if (st.commits == 0) return e;
+  return e.context(job.progress_note() + " (" + std::to_string(st.commits) + " commits)");
+}
+
+/// Runs the whole job on a rehearsal copy of `fs`, committing on the copy,
+/// halving a step whose blocks do not fit. Errors: the first step error
+/// that halving cannot cure; Errc::aborted with `*too_big` set when the
+/// rehearsal needs more memory than allowed.
+Result<Rehearsal> rehearse(fs::FsInfo& fs, const JobFactory& make, const RunnerOptions& o, bool* too_big) {
+  auto budget = std::make_shared<io::OverlayBudget>();
+  budget->limit = o.rehearsal_memory;
+  // The copy reads what the real FsInfo has cached; its own cache is small,
+  // its writeback threshold the real one's, so that its transactions behave
+  // exactly as the real ones will.
+  u64 cache = std::min<u64>(fs.cache().budget(), 16ULL << 20);
+  FSCTL_TRY_ASSIGN(auto copy, fs.rehearsal_copy(budget, cache));
+  FSCTL_TRY_ASSIGN(auto job, make(*copy));
+  Rehearsal r;
+  r.batch = std::max<u64>(o.batch, 1);
+  while (!job->done()) {
+    u64 units = job->next_units(r.batch);
+    FSCTL_TRY_ASSIGN(auto t, Transaction::start(*copy, job->allow_changing_bg_tree()));
+    t->set_writeback_threshold(fs.cache().budget() / 2);
+    job->prepare(*t);
+    Status st = job->apply(*t, units);
+    if (st) st = t->commit(job->super_changes(units));
+    if (budget->exceeded) {
+      *too_big = true;
+      return make_error(Errc::aborted, "the rehearsal needs more than " + std::to_string(budget->limit) + " bytes of memory");
+    }
+    if (!st) {
+      if (st.error().code == Errc::nospc && job->may_halve() && units > 1) {
+        r.batch = (std::min(r.batch, units) + 1) / 2;
+        continue;  // the transaction aborts: the copy is as the last commit left it
+      }
+      return make_error(st.error());
+    }
+    r.steps.push_back({units, t->stats().used_bytes});
+    FSCTL_TRY(job->committed(units));
+  }
+  return r;
+}
+
+/// Reserves for step `k` of the real run: what the rehearsal measured, or
+/// the job's bound, halving the batch while the bound does not fit.
+Result<u64> reserve_step(Transaction& t, BatchJob& job, const Rehearsal* rh, std::size_t k, u64& batch, u64& units,
+                         bool may_halve) {
+  if (rh) {
+    units = rh->steps[k].units;
+    return t.reserve_measured(rh->steps[k].used_bytes);
+  }
+  for (;;) {
+    units = job.next_units(batch);
+    auto got = job.reserve_bound(t, units);
+    if (got || got.error().code != Errc::nospc || !may_halve || units <= 1) return got;
+    batch = (std::min(batch, units) + 1) / 2;
+  }
+}
+
+}  // namespace
+
+Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactory& make, const RunnerOptions& o) {
+  RunStats st;
+  st.batch = std::max<u64>(o.batch, 1);
+  BatchJob* job = &real_job;
+  if (job->done()) return st;
+
+  std::optional<Rehearsal> rh;
+  auto estimate = job->estimate_blocks(st.batch);
+  if (o.rehearse && estimate && *estimate <= REHEARSAL_MAX_BLOCKS) {
+    bool too_big = false;
+    auto r = rehearse(fs, make, o, &too_big);
+    if (r) {
+      rh = std::move(*r);
+      st.rehearsed = true;
+      st.batch = rh->batch;
+    } else if (!too_big) {
+      // What stopped the rehearsal would stop the real run, maybe after
+      // its first commit: refuse now, with nothing written.
+      if (r.error().code == Errc::nospc)
+        return make_error(Errc::nospc, "not enough metadata space: " + r.error().message +
+                                           " (a rehearsal of the whole run on an in-memory copy ran out, at the smallest batch; nothing was written)");
+      return make_error(r.error());
+    }
+  }
+
+  if (!rh) {
+    // Bound mode: the job's whole-run checks, before the first commit.
+    FSCTL_TRY_ASSIGN(auto t, Transaction::start(fs, job->allow_changing_bg_tree()));
+    job->prepare(*t);
+    FSCTL_TRY_ASSIGN(auto pre, job->preflight(*t, st.batch));
+    st.batch = pre.batch;
+    if (o.dry_run) {
+      st.reserved_bytes = pre.reserved_bytes;
+      if (!st.reserved_bytes) {
+        u64 units = 0;
+        FSCTL_TRY_ASSIGN(st.reserved_bytes, reserve_step(*t, *job, nullptr, 0, st.batch, units, job->may_halve()));
+      }
+      return st;
+    }
+  } else if (o.dry_run) {
+    // The reservation of the real run's largest step.
+    FSCTL_TRY_ASSIGN(auto t, Transaction::start(fs, job->allow_changing_bg_tree()));
+    job->prepare(*t);
+    u64 most = 0;
+    for (auto& s : rh->steps) most = std::max(most, s.used_bytes);
+    FSCTL_TRY_ASSIGN(st.reserved_bytes, t->reserve_measured(most));
+    return st;
+  }
+
+  for (std::size_t k = 0; !job->done(); ++k) {
+    if (o.stop && o.stop->load()) {
+      st.interrupted = true;
+      break;
+    }
+    if (rh && k >= rh->steps.size())
+      return make_error(after_commits(Error{Errc::aborted, 0, "the run has more steps than its rehearsal"}, *job, st));
+    auto t = Transaction::start(fs, job->allow_changing_bg_tree());
+    if (!t) return make_error(after_commits(t.error(), *job, st));
+    job->prepare(**t);
+    u64 units = 0;
+    // Halving only before the step's first change: a step whose bound does
+    // not fit gets fewer units (nothing written yet).
+    auto reserved = reserve_step(**t, *job, rh ? &*rh : nullptr, k, st.batch, units, job->may_halve());
+    if (!reserved) return make_error(after_commits(reserved.error(), *job, st));
+    if (auto a = job->apply(**t, units); !a) return make_error(after_commits(a.error(), *job, st));
+    if (auto c = (*t)->commit(job->super_changes(units)); !c) return make_error(after_commits(c.error(), *job, st));
+    st.commits++;
+    st.reserved_bytes += *reserved;
+    st.used_bytes += (*t)->stats().used_bytes;
+    st.tree_blocks_written += (*t)->stats().blocks_written;
+    st.tree_blocks_written_early += (*t)->stats().blocks_written_early;
+    if (auto c = job->committed(units); !c) return make_error(after_commits(c.error(), *job, st));
+    if (o.progress) o.progress(*job);
+  }
+  return st;
+}
+
+}  // namespace fsctl::transaction
