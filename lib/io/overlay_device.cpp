@@ -18,6 +18,7 @@ class OverlayDevice final : public BlockDevice {
 
   Status read_at(u64 physical, std::span<u8> buf) override {
     FSCTL_TRY(lower_.read_at(physical, buf));
+    std::lock_guard<std::mutex> g(lock_);
     u64 end = physical + buf.size();
     for (auto it = pages_.lower_bound(physical / PAGE); it != pages_.end() && it->first * PAGE < end; ++it) {
       u64 page_start = it->first * PAGE;
@@ -31,11 +32,11 @@ class OverlayDevice final : public BlockDevice {
     if (physical > size() || buf.size() > size() - physical)
       return make_error(Errc::invalid_argument, path() + ": write past the end of the device at physical " + std::to_string(physical));
     u64 end = physical + buf.size();
+    std::lock_guard<std::mutex> g(lock_);
     for (u64 page = physical / PAGE; page * PAGE < end; ++page) {
       auto it = pages_.find(page);
       if (it == pages_.end()) {
-        if (budget_ && budget_->used + PAGE > budget_->limit) {
-          budget_->exceeded = true;
+        if (budget_ && !take_page()) {
           return make_error(Errc::nospc, "rehearsal of the write job needs more than " + std::to_string(budget_->limit) +
                                              " bytes of memory for its writes");
         }
@@ -45,7 +46,6 @@ class OverlayDevice final : public BlockDevice {
         if (physical > page_start || end < page_start + PAGE)
           FSCTL_TRY(lower_.read_at(page_start, std::span<u8>(data->data(), std::min<u64>(PAGE, size() - page_start))));
         it = pages_.emplace(page, std::move(data)).first;
-        if (budget_) budget_->used += PAGE;
       }
       u64 page_start = page * PAGE;
       u64 from = std::max(page_start, physical), to = std::min(page_start + PAGE, end);
@@ -60,7 +60,19 @@ class OverlayDevice final : public BlockDevice {
   const std::string& path() const override { return lower_.path(); }
 
  private:
+  // One more page of the shared budget; false (and `exceeded`) past it.
+  bool take_page() {
+    std::lock_guard<std::mutex> g(budget_->lock);
+    if (budget_->used + PAGE > budget_->limit) {
+      budget_->exceeded = true;
+      return false;
+    }
+    budget_->used += PAGE;
+    return true;
+  }
+
   BlockDevice& lower_;
+  std::mutex lock_;
   std::shared_ptr<OverlayBudget> budget_;
   std::map<u64, std::unique_ptr<std::array<u8, PAGE>>> pages_;
 };

@@ -7,6 +7,7 @@
 // before you write": the real run then reserves what the rehearsal used).
 #pragma once
 #include <memory>
+#include <mutex>
 
 #include "lib/io/block_device.h"
 
@@ -19,11 +20,13 @@ struct OverlayBudget {
   u64 limit = 0;
   u64 used = 0;
   bool exceeded = false;
+  std::mutex lock;  // the filesystem writes tree blocks from several threads
 };
 
 /// An overlay of `lower`, which must outlive it and is never written. Reads
 /// return the lower device's bytes with the overlay's writes on top; flush
-/// does nothing. Errors: those of the lower device's reads; Errc::nospc when
+/// does nothing. Safe to use from several threads. Errors: those of the
+/// lower device's reads; Errc::nospc when
 /// a write would pass `budget`'s limit; Errc::invalid_argument for a write
 /// past the end of the device.
 [[nodiscard]] std::unique_ptr<BlockDevice> make_overlay_device(BlockDevice& lower, std::shared_ptr<OverlayBudget> budget);

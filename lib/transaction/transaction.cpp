@@ -70,6 +70,12 @@ Result<u64> Transaction::find_free(u64 len, bool system) {
   const char* kind = system ? "system" : "metadata";
   if (!chunks_.allocation_allowed())
     return make_error(Errc::nospc, std::string("no free space left in the ") + kind + " block groups (chunk allocation is off)");
+  // No chunk is made while a block group tree conversion runs (its items
+  // would have to follow the conversion's rule): out of space, as the
+  // reservation counts it (allocatable_metadata_bytes is 0 then).
+  if (fs_.super().flags.get() & SUPER_FLAG_CHANGING_BG_TREE)
+    return make_error(Errc::nospc, std::string("no free space left in the ") + kind +
+                                       " block groups (no chunk is allocated during a block group tree conversion)");
   // A new chunk of the profile the filesystem's groups of this kind use
   // (kernel: btrfs_chunk_alloc when a space_info cannot satisfy a
   // reservation). Only memory changes here; its items are inserted at
