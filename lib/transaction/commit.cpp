@@ -7,7 +7,6 @@
 
 #include "lib/ctree/write.h"
 #include "lib/format/items.h"
-#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -116,7 +115,8 @@ Status Transaction::commit(u64 super_flags_set, u64 super_flags_clear, u64 compa
   FSCTL_TRY(fs_.reload_roots());
   for (auto& [start, used] : bg_used_written_) fs_.set_block_group_used(start, used);
   if (saved_volumes_) FSCTL_TRY(fs_.reload_chunks());
-  log_reservation(reserved_, stats_.used_bytes);
+  fs_.notify_commit({.transid = transid_, .reserved_bytes = reserved_, .used_bytes = stats_.used_bytes,
+                     .blocks_written = stats_.blocks_written});
   return {};
 }
 
