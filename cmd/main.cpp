@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // fsctl entry point: global options (--format, -v, -q, --cache-size), command
 // dispatch, and the only place that catches exceptions and maps them to exit
-// codes (STYLE.md "Errors").
+// codes (STYLE.md "Errors"). The environment's test hooks (env_hooks.h) are
+// read here, once; a command stopped by the fail point exits FAIL_POINT_EXIT.
 #include <algorithm>
 #include <iostream>
 #include <new>
 
 #include "cmd/commands.h"
+#include "cmd/env_hooks.h"
 #include "cmd/output.h"
-#include "lib/transaction/reservation_log.h"
 
 int main(int argc, char** argv) {
   using namespace fsctl::cmd;
@@ -41,15 +42,14 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? EXIT_OK : EXIT_USAGE;
   }
-  {
-    // The operation's name in the reservation test log (reservation_log.h).
-    std::string op;
-    for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
-      a = a->get_subcommands().front();
-      op += (op.empty() ? "" : " ") + a->get_name();
-    }
-    fsctl::transaction::set_reservation_log_label(op);
+  // The operation's name in the reservation test log: the subcommands.
+  std::string op;
+  for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+    a = a->get_subcommands().front();
+    op += (op.empty() ? "" : " ") + a->get_name();
   }
+  const EnvHooks hooks = EnvHooks::from_environment(op);
+  g.hooks = &hooks;
   g.format = format == "json" ? Format::json : Format::text;
   auto cs = parse_size(cache_size);
   if (!cs || *cs < (1u << 20)) {
@@ -58,7 +58,11 @@ int main(int argc, char** argv) {
   }
   g.cache_bytes = *cs;
   try {
-    return action ? action() : EXIT_USAGE;
+    int rc = action ? action() : EXIT_USAGE;
+    // The command failed at the first write after the fail point (or, when
+    // the N-th write was its last, at the flush after it): as the process
+    // ended by the fail point before, exactly N write requests were made.
+    return hooks.fail_point_reached() ? FAIL_POINT_EXIT : rc;
   } catch (const std::bad_alloc&) {
     std::cerr << "ERROR: out of memory\n";
     return EXIT_CORRUPT;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cmd/commands.h"
+#include "cmd/env_hooks.h"
 #include "lib/io/mount_check.h"
 
 namespace fsctl::cmd {
@@ -22,6 +23,7 @@ Result<std::unique_ptr<fs::FsInfo>> open_read_only(const std::vector<std::string
   o.cache_bytes = g.cache_bytes;
   o.reporter = &rep;
   o.load_block_groups = load_bgs;
+  if (g.hooks) g.hooks->apply(o);
   FSCTL_TRY_ASSIGN(auto fs, fs::FsInfo::open(devs, o));
   if (u64 unk = fs->unknown_incompat())
     rep.warning("filesystem has incompat features fsctl does not read (" + format::flag_names(unk, format::incompat_bits()) +
@@ -39,6 +41,7 @@ Result<std::unique_ptr<fs::FsInfo>> open_read_write(const std::vector<std::strin
   o.reporter = &rep;
   o.load_block_groups = true;
   o.write = true;
+  if (g.hooks) g.hooks->apply(o);
   FSCTL_TRY_ASSIGN(auto fs, fs::FsInfo::open(devs, o));
   // A filesystem mounted through another path (another loop device, a
   // multi-device member) is known to the kernel by its fsid.

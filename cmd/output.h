@@ -32,11 +32,15 @@ enum ExitCode : int {
 
 enum class Format { text, json };
 
+class EnvHooks;  // env_hooks.h
+
 struct GlobalOptions {
   Format format = Format::text;
   int verbose = 0;
   bool quiet = false;
   u64 cache_bytes = 256ULL << 20;
+  /// Test and profiling hooks from the environment (main sets it; null: none).
+  const EnvHooks* hooks = nullptr;
 };
 
 /// Writes warnings as "WARNING: ..." and (unless quiet) notices to stderr.

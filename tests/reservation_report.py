@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Reservation report of the test suite (issue 4's acceptance, DESIGN.md
 invariant 4): reads the lines every committed transaction of the tests
-appended to the log (lib/transaction/reservation_log.h: LABEL PID RESERVED
+appended to the log (cmd/env_hooks.h: LABEL PID RESERVED
 USED, bytes), and fails when
   - a transaction used more than it reserved (or committed without one), or
   - the median reserved/used over the operations exceeds 2 (judged when the

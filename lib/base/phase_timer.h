@@ -1,23 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// PhaseTimer: with FSCTL_TIMING set in the environment, prints how long each
-// phase of an operation took (seconds, wall clock) and the process's current
-// and peak resident set (MiB, /proc/self/status VmRSS and VmHWM) on stderr,
-// one "timing: PHASE SECONDS rss R hwm H [DETAIL]" line per mark();
-// otherwise does nothing.
-// For bench/ profiling; never part of a command's output.
+// PhaseTimer: measures how long each phase of an operation took (seconds,
+// wall clock) and the process's current and peak resident set
+// (/proc/self/status VmRSS and VmHWM) and hands each measurement to a
+// PhaseSink the caller gives (cmd/ prints them when FSCTL_TIMING is set);
+// without a sink it does nothing, not even read the clock. For bench/
+// profiling; never part of a command's output. The library never reads the
+// environment (STYLE.md "Models to copy": options carry the observer).
 #pragma once
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
+#include <string_view>
+
+#include "lib/base/ints.h"
 
 namespace fsctl {
 
+/// One measured phase.
+struct PhaseTiming {
+  std::string_view phase;   // what ran, e.g. "write tree blocks"
+  double seconds = 0;       // wall clock since the previous mark (or construction)
+  u64 rss_kib = 0;          // resident set now, KiB (0 when /proc is unreadable)
+  u64 hwm_kib = 0;          // peak resident set, KiB
+  std::string_view detail;  // optional, e.g. "(120 blocks, 3 requests)"
+};
+
+/// Receives phase timings. Implemented by the front end (fs::CommitObserver
+/// derives from it); called on the thread that calls PhaseTimer::mark.
+class PhaseSink {
+ public:
+  virtual ~PhaseSink() = default;
+  virtual void on_phase(const PhaseTiming& timing) = 0;
+};
+
 class PhaseTimer {
  public:
-  /// Prints the time since construction or the previous mark() as `phase`.
+  /// A timer that measures nothing (no sink).
+  PhaseTimer() = default;
+  /// Measures for `sink`; null: measures nothing. REQUIRES: `sink` outlives
+  /// the timer.
+  explicit PhaseTimer(PhaseSink* sink) : sink_(sink) {
+    if (sink_) t_ = std::chrono::steady_clock::now();
+  }
+
+  /// Hands the time since construction or the previous mark() to the sink
+  /// as `phase`, with the resident set sizes.
   void mark(const char* phase, const std::string& detail = {}) {
-    if (!on_) return;
+    if (!sink_) return;
     auto now = std::chrono::steady_clock::now();
     long rss = 0, hwm = 0;  // KiB
     if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
@@ -28,14 +57,14 @@ class PhaseTimer {
       }
       std::fclose(f);
     }
-    std::fprintf(stderr, "timing: %-28s %8.3f s rss %5ld hwm %5ld MiB%s%s\n", phase, std::chrono::duration<double>(now - t_).count(),
-                 rss / 1024, hwm / 1024, detail.empty() ? "" : " ", detail.c_str());
+    sink_->on_phase(PhaseTiming{phase, std::chrono::duration<double>(now - t_).count(), static_cast<u64>(rss),
+                                static_cast<u64>(hwm), detail});
     t_ = now;
   }
 
  private:
-  bool on_ = std::getenv("FSCTL_TIMING") != nullptr;
-  std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
+  PhaseSink* sink_ = nullptr;
+  std::chrono::steady_clock::time_point t_{};
 };
 
 }  // namespace fsctl

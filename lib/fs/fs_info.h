@@ -17,18 +17,32 @@
 #include "lib/format/decode.h"
 #include "lib/format/feature_flags.h"
 #include "lib/format/super.h"
+#include "lib/fs/commit_observer.h"
+#include "lib/io/block_device.h"
 #include "lib/io/overlay_device.h"
 #include "lib/volumes/chunk_map.h"
 #include "lib/volumes/device_set.h"
 
 namespace fsctl::fs {
 
-/// Options of the open sequence (named bools, not a bit soup).
+/// Options of the open sequence (named bools, not a bit soup). The seams of
+/// tests and profiling are options too (LevelDB Env, e2fsprogs io_manager):
+/// the library never reads the environment; cmd/ does and fills these.
 struct OpenOptions {
   bool write = false;                       // open devices read-write (refuses mounted ones)
   u64 cache_bytes = 256ULL * 1024 * 1024;   // tree block cache budget
   bool load_block_groups = true;            // read block group items at open
   Reporter* reporter = nullptr;             // warnings/notices; null = discard
+  /// Wraps each device before the open sequence reads it (FsInfo::open and
+  /// open_devices alike), e.g. io::fault_wrapper for crash tests; wrappers
+  /// compose (io::compose_wrappers). Empty: the devices as opened.
+  io::DeviceWrapper wrap_device;
+  /// Told about every committed transaction and, when it asks, phase
+  /// timings (commit_observer.h). Null: nobody. REQUIRES: outlives the FsInfo.
+  CommitObserver* observer = nullptr;
+  /// The operation, for the observer's records (e.g. "convert", "balance";
+  /// cmd/ uses the subcommand's name). Spaces are kept as given.
+  std::string label = "unnamed";
 };
 
 /// A block group as read from its BLOCK_GROUP_ITEM (kernel btrfs_block_group_item).
@@ -124,11 +138,21 @@ class FsInfo final : public ctree::BlockSource {
   /// True for a rehearsal copy (rehearsal_copy): its commits reach memory only.
   [[nodiscard]] bool is_rehearsal_copy() const { return parent_ != nullptr; }
 
+  /// The observer of OpenOptions (an ignoring one when none was given).
+  [[nodiscard]] CommitObserver& observer() { return *observer_; }
+  /// Tells the observer about a committed transaction, with `record.label`
+  /// set to OpenOptions::label. Called by Transaction::commit last, after the
+  /// superblocks are on every device.
+  void notify_commit(CommitRecord record);
+  /// The sink PhaseTimers of this filesystem measure for: the observer when
+  /// it wants phase timings, else null (the timers then do nothing).
+  [[nodiscard]] PhaseSink* phase_sink() { return observer_->wants_phase_timings() ? observer_ : nullptr; }
+
   // Write side (used by lib/transaction at commit; DESIGN.md invariant 2).
   /// Fills each block's checksum and writes it to every mirror, in physical
   /// order, coalescing adjacent blocks into one request of at most 1 MiB.
   /// The written blocks enter the cache. Errors: Errc::io, Errc::not_found
-  /// (unmapped bytenr or missing device), Errc::aborted (fail point).
+  /// (unmapped bytenr or missing device).
   [[nodiscard]] Status write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks);
   /// fdatasync of every device. Errors: Errc::io.
   [[nodiscard]] Status flush_devices();
@@ -201,6 +225,8 @@ class FsInfo final : public ctree::BlockSource {
   cache::BlockCache cache_;
   ctree::BlockIdentity identity_;
   Reporter* reporter_ = nullptr;
+  CommitObserver* observer_ = nullptr;
+  std::string label_;
   std::vector<RootEntry> roots_;
   std::map<u64, format::DevItem> dev_items_;
   std::vector<BlockGroup> block_groups_;

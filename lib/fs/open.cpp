@@ -12,7 +12,6 @@
 #include "lib/fs/fs_info.h"
 #include "lib/fs/write_gate.h"
 #include "lib/format/names.h"
-#include "lib/io/fault_device.h"
 
 namespace fsctl::fs {
 using namespace fsctl::format;
@@ -28,7 +27,6 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
   mode.write = opts.write;
   mode.exclusive = opts.write;
   std::vector<std::unique_ptr<io::BlockDevice>> devs;
-  auto fail_after = opts.write ? io::fail_after_writes_from_env() : std::nullopt;
   // The same device named twice (two paths to one file or block device)
   // would be opened twice for writing: say so instead of failing on our own
   // exclusive lock (a read-only open finds it from the devids, naming them).
@@ -43,7 +41,6 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
   }
   for (auto& p : paths) {
     FSCTL_TRY_ASSIGN(auto d, io::open_device(p, mode, rep));
-    if (fail_after) d = io::make_fault_device(std::move(d), *fail_after);
     devs.push_back(std::move(d));
   }
   return open_devices(std::move(devs), opts);
@@ -51,8 +48,12 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
 
 Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr<io::BlockDevice>> devs,
                                                      const OpenOptions& opts) {
+  if (opts.wrap_device)
+    for (auto& d : devs) d = opts.wrap_device(std::move(d));
   std::unique_ptr<FsInfo> fs(new FsInfo());
   fs->reporter_ = opts.reporter ? opts.reporter : &null_reporter();
+  fs->observer_ = opts.observer ? opts.observer : &null_commit_observer();
+  fs->label_ = opts.label;
   fs->writable_ = opts.write;
   fs->cache_ = cache::BlockCache(opts.cache_bytes);
   FSCTL_TRY_ASSIGN(fs->devices_, volumes::DeviceSet::from_devices(std::move(devs), *fs->reporter_));
@@ -93,6 +94,16 @@ ctree::RootRef FsInfo::tree_root() const {
 }
 ctree::RootRef FsInfo::chunk_root() const {
   return {CHUNK_TREE_OBJECTID, super_.chunk_root.get(), super_.chunk_root_level, super_.chunk_root_generation.get()};
+}
+
+CommitObserver& null_commit_observer() {
+  static CommitObserver o;
+  return o;
+}
+
+void FsInfo::notify_commit(CommitRecord record) {
+  record.label = label_;
+  observer_->on_commit(record);
 }
 
 const BlockGroup* FsInfo::block_group_of(u64 logical) const {

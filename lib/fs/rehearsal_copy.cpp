@@ -12,6 +12,9 @@ Result<std::unique_ptr<FsInfo>> FsInfo::rehearsal_copy(std::shared_ptr<io::Overl
   for (auto& [devid, d] : devices_.devices()) devs.push_back(io::make_overlay_device(*d.dev, budget));
   std::unique_ptr<FsInfo> c(new FsInfo());
   c->reporter_ = &null_reporter();
+  // The copy's commits reach memory only: nobody is told about them.
+  c->observer_ = &null_commit_observer();
+  c->label_ = label_;
   FSCTL_TRY_ASSIGN(c->devices_, volumes::DeviceSet::from_devices(std::move(devs), *c->reporter_));
   c->writable_ = true;
   c->cache_ = cache::BlockCache(cache_bytes);

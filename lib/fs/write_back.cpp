@@ -23,7 +23,7 @@ constexpr std::size_t WRITE_THREADS = 4;  // write requests in flight
 
 Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks) {
   if (!writable_) return make_error(Errc::invalid_argument, "filesystem was opened read-only");
-  PhaseTimer timer;
+  PhaseTimer timer(phase_sink());
   // Bytes per write request (each one is a wait for the device); each of the
   // WRITE_THREADS has one such buffer, so small cache budgets get smaller ones.
   const u64 MAX_REQUEST = std::clamp<u64>(cache_.budget() / 32, 1ULL << 20, 8ULL << 20);

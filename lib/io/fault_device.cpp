@@ -1,53 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Fail point after the N-th write (crash consistency tests, invariant 3).
+// Fail point after the N-th write request (crash consistency tests,
+// DESIGN.md invariant 3): a shared write budget and the decorator that
+// spends it.
 #include "lib/io/fault_device.h"
 
-#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
 
-#include <atomic>
-#include <cstdlib>
-#include <string>
+#include "lib/base/assert.h"
 
 namespace fsctl::io {
-namespace {
-std::atomic<u64> g_writes{0};
 
+FaultBudget::FaultBudget(u64 writes_allowed) : allowed_(writes_allowed) { FSCTL_ASSERT(writes_allowed > 0); }
+
+bool FaultBudget::take_write() { return taken_.fetch_add(1) < allowed_; }
+
+u64 FaultBudget::writes() const { return std::min(taken_.load(), allowed_); }
+
+u64 FaultBudget::dropped() const {
+  u64 t = taken_.load();
+  return t > allowed_ ? t - allowed_ : 0;
+}
+
+std::string FaultBudget::describe() const {
+  return "fail point: the device stopped after write request " + std::to_string(allowed_) + " (FaultDevice budget)";
+}
+
+namespace {
 class FaultDevice final : public BlockDevice {
  public:
-  FaultDevice(std::unique_ptr<BlockDevice> inner, u64 n) : inner_(std::move(inner)), n_(n) {}
+  FaultDevice(std::unique_ptr<BlockDevice> inner, std::shared_ptr<FaultBudget> budget)
+      : inner_(std::move(inner)), budget_(std::move(budget)) {}
   Status read_at(u64 physical, std::span<u8> buf) override { return inner_->read_at(physical, buf); }
   Status write_at(u64 physical, std::span<const u8> buf) override {
-    auto r = inner_->write_at(physical, buf);
-    if (++g_writes >= n_) {
-      (void)inner_->flush();  // what reached the device stays there; nothing after it
-      ::_exit(FAIL_POINT_EXIT);
-    }
-    return r;
+    if (!budget_->take_write())
+      return make_error(Errc::io,
+                        inner_->path() + ": write of " + std::to_string(buf.size()) + " bytes at physical " +
+                            std::to_string(physical) + " dropped: " + budget_->describe(),
+                        EIO);
+    return inner_->write_at(physical, buf);
   }
-  Status flush() override { return inner_->flush(); }
+  Status flush() override {
+    // Nothing after the fail point reaches the device, a flush included.
+    if (budget_->tripped()) return make_error(Errc::io, inner_->path() + ": flush dropped: " + budget_->describe(), EIO);
+    return inner_->flush();
+  }
   u64 size() const override { return inner_->size(); }
   u32 logical_block_size() const override { return inner_->logical_block_size(); }
   const std::string& path() const override { return inner_->path(); }
 
  private:
   std::unique_ptr<BlockDevice> inner_;
-  u64 n_;
+  std::shared_ptr<FaultBudget> budget_;
 };
 }  // namespace
 
-std::optional<u64> fail_after_writes_from_env() {
-  const char* v = std::getenv(FAIL_AFTER_WRITES_ENV);
-  if (!v || !*v) return std::nullopt;
-  char* end = nullptr;
-  unsigned long long n = std::strtoull(v, &end, 10);
-  if (*end || n == 0) return std::nullopt;
-  return static_cast<u64>(n);
+std::unique_ptr<BlockDevice> make_fault_device(std::unique_ptr<BlockDevice> inner, std::shared_ptr<FaultBudget> budget) {
+  FSCTL_ASSERT(budget != nullptr);
+  return std::make_unique<FaultDevice>(std::move(inner), std::move(budget));
 }
 
-std::unique_ptr<BlockDevice> make_fault_device(std::unique_ptr<BlockDevice> inner, u64 n) {
-  return std::make_unique<FaultDevice>(std::move(inner), n);
+DeviceWrapper fault_wrapper(std::shared_ptr<FaultBudget> budget) {
+  FSCTL_ASSERT(budget != nullptr);
+  return [budget = std::move(budget)](std::unique_ptr<BlockDevice> d) { return make_fault_device(std::move(d), budget); };
 }
-
-u64 fault_device_writes() { return g_writes.load(); }
 
 }  // namespace fsctl::io

@@ -72,7 +72,7 @@ class BalanceJob final : public transaction::BatchJob {
 
   Result<u64> reserve_bound(transaction::Transaction& t, u64) override {
     if (relocating_) {
-      PhaseTimer timer;
+      PhaseTimer timer(fs_.phase_sink());
       FSCTL_TRY_ASSIGN(plan_, RelocationPlan::make(t, targets_));
       timer.mark("plan");
       if (opts_.dry_run) {

@@ -342,7 +342,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   u32 ns = t.nodesize();
   auto in_target = [&](u64 bytenr) { return this->in_target(fs, bytenr); };
 
-  PhaseTimer timer;
+  PhaseTimer timer(fs.phase_sink());
   const std::set<u64>& global_found = global_found_;  // found by make(), before anything changed
 
   // 1. Copy every subvolume-tree block to move, level by level from the

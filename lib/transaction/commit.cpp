@@ -7,7 +7,6 @@
 
 #include "lib/ctree/write.h"
 #include "lib/format/items.h"
-#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -63,7 +62,8 @@ Status Transaction::commit(const SuperChanges& super) {
   FSCTL_TRY(fs_.reload_roots());
   usage_.committed(fs_);
   if (chunks_.changed_volumes()) FSCTL_TRY(fs_.reload_chunks());
-  if (!fs_.is_rehearsal_copy()) log_reservation(reserved_, stats_.used_bytes);
+  fs_.notify_commit({.transid = transid_, .reserved_bytes = reserved_, .used_bytes = stats_.used_bytes,
+                     .blocks_written = stats_.blocks_written});
   return {};
 }
 

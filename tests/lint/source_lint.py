@@ -6,6 +6,10 @@ must not come back, checked over the whole tree rather than per instance.
   hex-decimal   a "0x" literal joined to a number (+ or <<) prints the number
                 in decimal after 0x (issue 12: "(0x4096)" for 0x1000); hex goes
                 through format::hex().
+  getenv        the library reads no environment variable (getenv,
+                secure_getenv) under lib/, check/ or convert/: test and
+                profiling hooks are fs::OpenOptions (a device wrapper, a
+                commit observer) that cmd/ or a test fills (issue 11).
 
 Usage: source_lint.py SRC_DIR. Prints every offending line, exits 1 if any.
 """
@@ -15,6 +19,7 @@ import sys
 
 RULES = [
     ("hex-decimal", re.compile(r'0x"\s*(\+|<<)'), ("lib", "cmd", "check", "convert", "tests/tools"), ()),
+    ("getenv", re.compile(r'\b(secure_)?getenv\b'), ("lib", "check", "convert"), ()),
 ]
 
 

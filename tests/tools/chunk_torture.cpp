@@ -40,14 +40,13 @@
 #include <string>
 #include <vector>
 
+#include "cmd/env_hooks.h"
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
-#include "lib/io/fault_device.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/reservation.h"
-#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 #include "tests/tools/rng.h"
 
@@ -64,9 +63,13 @@ using Model = std::map<Key, std::vector<u8>>;
 
 using fsctl::testing::Rng;
 
+// FSCTL_FAIL_AFTER_WRITES and FSCTL_RESERVATION_LOG (cmd/env_hooks.h), read in main.
+const cmd::EnvHooks* g_hooks = nullptr;
+
 [[noreturn]] void die(const std::string& what, const Error& e) {
   std::fprintf(stderr, "chunk_torture: %s: %s\n", what.c_str(), e.message.c_str());
   std::fflush(stdout);
+  if (g_hooks->fail_point_reached()) std::exit(cmd::FAIL_POINT_EXIT);
   switch (e.code) {
     case Errc::nospc: std::exit(EXIT_NOSPC);
     case Errc::invalid_argument: std::exit(EXIT_REFUSED);
@@ -97,6 +100,7 @@ void must(Status s, const std::string& what) {
 std::unique_ptr<fs::FsInfo> open_fs(const std::vector<std::string>& devs, bool write) {
   fs::OpenOptions o;
   o.write = write;
+  g_hooks->apply(o);
   return must(fs::FsInfo::open(devs, o), "opening " + devs[0]);
 }
 
@@ -272,7 +276,7 @@ int run_fill(const std::vector<std::string>& devs, const std::vector<std::string
     return EXIT_ERROR;
   }
   std::printf("tree 200: %zu items as the model\n", have.size());
-  std::printf("writes %" PRIu64 "\n", io::fault_device_writes());
+  std::printf("writes %" PRIu64 "\n", g_hooks->writes());
   return 0;
 }
 
@@ -311,7 +315,7 @@ int run_alloc(const std::vector<std::string>& devs, const std::vector<std::strin
     for (u64 s : made) must(t->remove_block_group(s), "removing block group " + std::to_string(s) + " in the transaction that created it");
   must(t->commit(), "committing");
   report_changes(before, block_groups(*fs));
-  std::printf("writes %" PRIu64 "\n", io::fault_device_writes());
+  std::printf("writes %" PRIu64 "\n", g_hooks->writes());
   return 0;
 }
 
@@ -341,7 +345,7 @@ int run_remove(const std::vector<std::string>& devs, const std::vector<std::stri
   for (u64 s : starts) must(t->remove_block_group(s), "removing block group " + std::to_string(s));
   must(t->commit(), "committing");
   report_changes(before, block_groups(*fs));
-  std::printf("writes %" PRIu64 "\n", io::fault_device_writes());
+  std::printf("writes %" PRIu64 "\n", g_hooks->writes());
   return 0;
 }
 
@@ -363,14 +367,15 @@ int run_clear(const std::vector<std::string>& devs) {
   }
   must(t->delete_tree(SCRATCH_TREE), "deleting tree 200");
   must(t->commit(), "committing");
-  std::printf("cleared %zu items\nwrites %" PRIu64 "\n", model.size(), io::fault_device_writes());
+  std::printf("cleared %zu items\nwrites %" PRIu64 "\n", model.size(), g_hooks->writes());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  fsctl::transaction::set_reservation_log_label("chunk_torture");
+  const fsctl::cmd::EnvHooks hooks = fsctl::cmd::EnvHooks::from_environment("chunk_torture");
+  g_hooks = &hooks;
   std::vector<std::string> devs, args;
   std::string cmd;
   for (int i = 1; i < argc; ++i) {
@@ -383,9 +388,10 @@ int main(int argc, char** argv) {
       args.push_back(a);
   }
   if (devs.empty() || cmd.empty()) usage();
-  if (cmd == "fill") return run_fill(devs, args);
-  if (cmd == "alloc") return run_alloc(devs, args);
-  if (cmd == "remove") return run_remove(devs, args, false);
-  if (cmd == "remove-empty") return run_remove(devs, args, true);
-  return run_clear(devs);
+  int rc = cmd == "fill" ? run_fill(devs, args)
+           : cmd == "alloc" ? run_alloc(devs, args)
+           : cmd == "remove" ? run_remove(devs, args, false)
+           : cmd == "remove-empty" ? run_remove(devs, args, true)
+                                   : run_clear(devs);
+  return hooks.fail_point_reached() ? fsctl::cmd::FAIL_POINT_EXIT : rc;
 }

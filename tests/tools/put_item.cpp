@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "cmd/env_hooks.h"
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
 #include "lib/fs/fs_info.h"
-#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 
 using namespace fsctl;
@@ -38,14 +38,14 @@ int die(const std::string& what, const Error& e) { return die(what, e.message); 
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  fsctl::transaction::set_reservation_log_label("put_item");
+static int run(int argc, char** argv, const cmd::EnvHooks& hooks) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: put_item IMG TREE OBJECTID TYPE OFFSET HEX | IMG copy ... | IMG set-u32 ...\n");
     return 2;
   }
   fs::OpenOptions o;
   o.write = true;
+  hooks.apply(o);
   auto fs = fs::FsInfo::open({argv[1]}, o);
   if (!fs) return die("open", fs.error());
   auto t = transaction::Transaction::start(**fs);
@@ -91,4 +91,11 @@ int main(int argc, char** argv) {
   if (!st) return die("change", st.error());
   if (auto c = (*t)->commit(); !c) return die("commit", c.error());
   return 0;
+}
+
+int main(int argc, char** argv) {
+  // FSCTL_RESERVATION_LOG and FSCTL_FAIL_AFTER_WRITES (cmd/env_hooks.h).
+  const cmd::EnvHooks hooks = cmd::EnvHooks::from_environment("put_item");
+  int rc = run(argc, argv, hooks);
+  return hooks.fail_point_reached() ? cmd::FAIL_POINT_EXIT : rc;
 }

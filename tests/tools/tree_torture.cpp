@@ -58,12 +58,11 @@
 #include <string>
 #include <vector>
 
+#include "cmd/env_hooks.h"
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
 #include "lib/fs/fs_info.h"
-#include "lib/io/fault_device.h"
 #include "lib/transaction/reservation.h"
-#include "lib/transaction/reservation_log.h"
 #include "lib/transaction/transaction.h"
 #include "tests/tools/rng.h"
 
@@ -144,8 +143,12 @@ void write_items(const std::string& file, bool present, const Model& m) {
   std::fclose(f);
 }
 
+// FSCTL_FAIL_AFTER_WRITES and FSCTL_RESERVATION_LOG (cmd/env_hooks.h), read in main.
+const cmd::EnvHooks* g_hooks = nullptr;
+
 [[noreturn]] void die(const std::string& what, const Error& e) {
   std::fprintf(stderr, "tree_torture: %s: %s\n", what.c_str(), e.message.c_str());
+  if (g_hooks->fail_point_reached()) std::exit(cmd::FAIL_POINT_EXIT);
   std::exit(e.code == Errc::nospc ? EXIT_NOSPC : EXIT_MISMATCH);
 }
 
@@ -162,6 +165,7 @@ std::unique_ptr<fs::FsInfo> open_fs(const std::string& image, bool write) {
   fs::OpenOptions o;
   o.write = write;
   o.load_block_groups = write;  // the transaction needs them; the reader does not
+  g_hooks->apply(o);
   return must(fs::FsInfo::open({image}, o), "opening " + image);
 }
 
@@ -603,7 +607,7 @@ struct Runner {
       std::printf("txn %" PRIu64 " transid %" PRIu64 ": reserved %" PRIu64 " used %" PRIu64 " ratio %.2f items %zu height %u blocks/level %s %s planned %" PRIu64 " leaves_emptied %" PRIu64 " writes %" PRIu64 "\n",
                   index, t->transid(), reserved, used, used ? static_cast<double>(reserved) / static_cast<double>(used) : 0.0,
                   model.size(), shape.height, levels.c_str(), stats_str(done).c_str(), counted ? counted->blocks : 0, txn_emptied,
-                  io::fault_device_writes());
+                  g_hooks->writes());
     std::fflush(stdout);
     bool ok = compare(model, have);
     if (used > reserved) {
@@ -631,7 +635,8 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fsctl::transaction::set_reservation_log_label("tree_torture");
+  const cmd::EnvHooks hooks = cmd::EnvHooks::from_environment("tree_torture");
+  g_hooks = &hooks;
   Options opt;
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -718,5 +723,5 @@ int main(int argc, char** argv) {
               " splits %" PRIu64 "; root grows %" PRIu64 " collapses %" PRIu64 "; height drops %" PRIu64 "\n",
               st.pushes[0], st.merges[0], st.splits[0], node_sum(st.pushes), node_sum(st.merges), node_sum(st.splits), st.root_grows,
               st.root_collapses, run.height_drops);
-  return 0;
+  return hooks.fail_point_reached() ? cmd::FAIL_POINT_EXIT : 0;
 }

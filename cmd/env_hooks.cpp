@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Environment hooks of the front end and the test tools (env_hooks.h): the
+// reservation log writer, the timing printer and the fail point's budget.
+#include "cmd/env_hooks.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace fsctl::cmd {
+
+void EnvObserver::on_commit(const fs::CommitRecord& record) {
+  if (log_.empty()) return;
+  std::string label = record.label.empty() ? "unnamed" : record.label;
+  std::replace(label.begin(), label.end(), ' ', '_');
+  std::string line = label + ' ' + std::to_string(getpid()) + ' ' + std::to_string(record.reserved_bytes) + ' ' +
+                     std::to_string(record.used_bytes) + '\n';
+  int fd = ::open(log_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t n = ::write(fd, line.data(), line.size());
+  (void)n;
+  ::close(fd);
+}
+
+void EnvObserver::on_phase(const PhaseTiming& t) {
+  if (!timing_) return;
+  std::string phase(t.phase), detail(t.detail);
+  std::fprintf(stderr, "timing: %-28s %8.3f s rss %5llu hwm %5llu MiB%s%s\n", phase.c_str(), t.seconds,
+               static_cast<unsigned long long>(t.rss_kib / 1024), static_cast<unsigned long long>(t.hwm_kib / 1024),
+               detail.empty() ? "" : " ", detail.c_str());
+}
+
+EnvHooks EnvHooks::from_environment(std::string label) {
+  EnvHooks h;
+  h.label_ = std::move(label);
+  if (const char* v = std::getenv(FAIL_AFTER_WRITES_ENV); v && *v) {
+    char* end = nullptr;
+    unsigned long long n = std::strtoull(v, &end, 10);
+    if (!*end && n > 0) h.budget_ = std::make_shared<io::FaultBudget>(static_cast<u64>(n));
+  }
+  const char* log = std::getenv(RESERVATION_LOG_ENV);
+  bool timing = std::getenv(TIMING_ENV) != nullptr;
+  if ((log && *log) || timing) h.observer_ = std::make_shared<EnvObserver>(log ? log : "", timing);
+  return h;
+}
+
+void EnvHooks::apply(fs::OpenOptions& o) const {
+  o.label = label_;
+  o.observer = observer_.get();
+  if (o.write && budget_) o.wrap_device = io::compose_wrappers(std::move(o.wrap_device), io::fault_wrapper(budget_));
+}
+
+}  // namespace fsctl::cmd

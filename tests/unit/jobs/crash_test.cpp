@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// In-memory crash tests of the three write jobs (DESIGN.md invariant 3):
+// each job runs on a fixture image in memory (tests/data/) with a fault
+// device that stops after write N, for every N of the run; the surviving
+// bytes must open at the last completed commit or the one in flight, pass
+// the checker with every tree walked, equal the uninterrupted run's state at
+// that generation, and the rerun must end where the uninterrupted run ended
+// (crash_loop.h). Test suite "crash" (ctest unit/crash).
+#include <doctest/doctest.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "lib/ctree/write.h"
+#include "lib/format/items.h"
+#include "lib/transaction/transaction.h"
+#include "tests/unit/jobs/support/crash_loop.h"
+#include "tests/unit/jobs/support/fixture.h"
+
+using namespace fsctl;
+using namespace fsctl::testing;
+
+namespace {
+
+std::shared_ptr<const io::MemoryImage> fixture(const std::string& name) {
+  auto f = load_fixture(name);
+  REQUIRE_MESSAGE(f.has_value(), (f ? "" : f.error().message));
+  return *f;
+}
+
+/// A copy of `base` after `job` ran on it uninterrupted.
+std::shared_ptr<const io::MemoryImage> after(const std::shared_ptr<const io::MemoryImage>& base, const Job& job) {
+  auto image = std::make_shared<io::MemoryImage>(*base);
+  auto fs = open_memory_fs(image, true);
+  REQUIRE_MESSAGE(fs.has_value(), (fs ? "" : fs.error().message));
+  auto st = job(**fs);
+  REQUIRE_MESSAGE(st.has_value(), (st ? "" : st.error().message));
+  return image;
+}
+
+void run_and_check(const char* name, const std::shared_ptr<const io::MemoryImage>& base, const Job& job,
+                   const CrashOptions& o = {}) {
+  CrashReport r = crash_at_every_write(base, job, o);
+  std::printf("crash/%s: %" PRIu64 " crash points (%" PRIu64 " at the last completed commit, %" PRIu64
+              " at the commit in flight) over %" PRIu64 " commits, %.2f s\n",
+              name, r.writes, r.old_states, r.new_states, r.commits, r.seconds);
+  std::string all;
+  for (auto& f : r.failures) all += f + "\n";
+  CHECK_MESSAGE(r.failures.empty(), all);
+  CHECK(r.writes >= 2 * r.commits);  // at least the blocks and a superblock per commit
+}
+
+}  // namespace
+
+TEST_SUITE("crash") {
+
+TEST_CASE("convert --bg-tree --batch 2, then --no-bg-tree --batch 2: a crash at every write") {
+  auto base = fixture("convert-16k");
+  run_and_check("convert-to-bg-tree", base, convert_job(true, 2));
+  run_and_check("convert-to-extent-tree", after(base, convert_job(true, 2)), convert_job(false, 2));
+}
+
+TEST_CASE("convert --bg-tree on an image with quota, snapshots and 4K nodes: a crash at every write") {
+  run_and_check("convert-quota-4k", fixture("quota-4k"), convert_job(true, 1));
+}
+
+TEST_CASE("balance -m --batch 1 with quota, snapshots and a level-1 qgroup: a crash at every write") {
+  CrashOptions o;
+  o.result_mode = DumpMode::placement_free;
+  o.qgroups_exact_when_crashed = true;
+  run_and_check("balance-m", fixture("quota-4k"), balance_job("", 1, false), o);
+}
+
+TEST_CASE("balance -m --batch 1 --cache-size 1M: bounded writeback before each commit, a crash at every write") {
+  CrashOptions o;
+  o.result_mode = DumpMode::placement_free;
+  o.qgroups_exact_when_crashed = true;
+  o.cache_bytes = 1ULL << 20;
+  run_and_check("balance-m-cache-1M", fixture("quota-4k"), balance_job("", 1, false), o);
+}
+
+TEST_CASE("balance -mconvert=single -f, then -mconvert=dup: a crash at every write") {
+  CrashOptions o;
+  o.result_mode = DumpMode::placement_free;
+  o.qgroups_exact_when_crashed = true;
+  auto base = fixture("quota-4k");
+  run_and_check("balance-convert-single", base, balance_job("convert=single", 0, true), o);
+  run_and_check("balance-convert-dup", after(base, balance_job("convert=single", 0, true)), balance_job("convert=dup", 0, false), o);
+}
+
+TEST_CASE("qgroup verify --repair after an edited QGROUP_INFO: a crash at every write") {
+  // Damage two qgroups' numbers: 0/256 (sv1) referenced and exclusive + 1 MiB,
+  // 1/100 referenced + 4 KiB, committed by the transaction engine as a
+  // corrupting bit flip would leave them.
+  auto image = std::make_shared<io::MemoryImage>(*fixture("quota-4k"));
+  {
+    auto fs = open_memory_fs(image, true);
+    REQUIRE(fs.has_value());
+    auto t = transaction::Transaction::start(**fs);
+    REQUIRE(t.has_value());
+    transaction::Reservation r;
+    r.items_updated = 2;
+    REQUIRE((*t)->reserve(r).has_value());
+    auto q = (*t)->root(format::QUOTA_TREE_OBJECTID);
+    REQUIRE(q.has_value());
+    for (auto [qgroupid, rfer, excl] : {std::tuple<u64, u64, u64>{256, 1 << 20, 1 << 20}, {(1ULL << 48) | 100, 4096, 0}}) {
+      ctree::Path p;
+      auto found = ctree::search_slot_for_write(**t, **q, format::Key{0, format::KeyType::QGROUP_INFO, qgroupid}, 0, p);
+      REQUIRE(found.has_value());
+      REQUIRE(*found);
+      auto d = ctree::item_data_mut(**t, p);
+      REQUIRE(d.size() >= sizeof(format::QgroupInfoItem));
+      format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer),
+                            format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer)) + rfer);
+      format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl),
+                            format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl)) + excl);
+    }
+    REQUIRE((*t)->commit().has_value());
+  }
+  run_and_check("qgroup-repair", image, repair_job());
+}
+
+}  // TEST_SUITE("crash")

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Unpacking the zstd fixtures into sparse memory images, and opening them.
+#include "tests/unit/jobs/support/fixture.h"
+
+#include <zstd.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <vector>
+
+namespace fsctl::testing {
+
+namespace {
+Result<std::shared_ptr<const io::MemoryImage>> unpack(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return make_error(Errc::io, path + ": cannot open (made by tests/data/make-unit-images.sh)");
+  std::vector<char> packed((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  unsigned long long size = ZSTD_getFrameContentSize(packed.data(), packed.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
+    return make_error(Errc::corrupt, path + ": not a zstd frame that records its content size");
+  auto image = std::make_shared<io::MemoryImage>(size);
+  std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> ds(ZSTD_createDStream(), ZSTD_freeDStream);
+  std::vector<u8> out(1 << 20);
+  ZSTD_inBuffer in{packed.data(), packed.size(), 0};
+  u64 at = 0;
+  while (in.pos < in.size) {
+    ZSTD_outBuffer ob{out.data(), out.size(), 0};
+    std::size_t r = ZSTD_decompressStream(ds.get(), &ob, &in);
+    if (ZSTD_isError(r)) return make_error(Errc::corrupt, path + ": " + ZSTD_getErrorName(r));
+    if (at + ob.pos > size) return make_error(Errc::corrupt, path + ": more bytes than the frame's content size");
+    // Zero pages stay unallocated: a 256 MiB image costs its used pages.
+    FSCTL_TRY(image->write(at, std::span<const u8>(out.data(), ob.pos)));
+    at += ob.pos;
+    if (r == 0 && in.pos == in.size) break;
+  }
+  if (at != size) return make_error(Errc::corrupt, path + ": truncated, " + std::to_string(at) + " of " + std::to_string(size) + " bytes");
+  return std::shared_ptr<const io::MemoryImage>(std::move(image));
+}
+}  // namespace
+
+Result<std::shared_ptr<const io::MemoryImage>> load_fixture(const std::string& name) {
+  static std::map<std::string, std::shared_ptr<const io::MemoryImage>> cache;
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  FSCTL_TRY_ASSIGN(auto image, unpack(std::string(FSCTL_TEST_DATA_DIR) + "/" + name + ".img.zst"));
+  cache[name] = image;
+  return image;
+}
+
+Result<std::unique_ptr<fs::FsInfo>> open_memory_fs(std::shared_ptr<io::MemoryImage> image, bool write, io::DeviceWrapper wrap,
+                                                   fs::CommitObserver* observer, u64 cache_bytes) {
+  fs::OpenOptions o;
+  o.write = write;
+  o.load_block_groups = true;
+  o.cache_bytes = cache_bytes;
+  o.wrap_device = std::move(wrap);
+  o.observer = observer;
+  o.label = "crash test";
+  std::vector<std::unique_ptr<io::BlockDevice>> devs;
+  devs.push_back(io::make_memory_device(std::move(image), "memory"));
+  return fs::FsInfo::open_devices(std::move(devs), o);
+}
+
+}  // namespace fsctl::testing

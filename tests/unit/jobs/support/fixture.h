@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Fixture images of the in-memory crash tests: tests/data/NAME.img.zst
+// (made by tests/data/make-unit-images.sh) unpacked with libzstd into a
+// sparse copy-on-write io::MemoryImage, and the open of such an image
+// through the same seams the CLI uses (a device wrapper, a commit observer).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "lib/fs/fs_info.h"
+#include "lib/io/memory_device.h"
+
+namespace fsctl::testing {
+
+/// The fixture tests/data/`name`.img.zst, unpacked once per process and
+/// cached; callers copy it (cheap) before writing. Errors: Errc::io (the
+/// file is missing or unreadable), Errc::corrupt (not a zstd frame with its
+/// content size, or a truncated one).
+[[nodiscard]] Result<std::shared_ptr<const io::MemoryImage>> load_fixture(const std::string& name);
+
+/// Opens the filesystem on `image` (one device named "memory"): read-only
+/// or for writing with block groups loaded, with `wrap` around the device
+/// and `observer` (both optional) and a cache of `cache_bytes`. Errors:
+/// those of fs::FsInfo::open_devices.
+[[nodiscard]] Result<std::unique_ptr<fs::FsInfo>> open_memory_fs(std::shared_ptr<io::MemoryImage> image, bool write,
+                                                                 io::DeviceWrapper wrap = {},
+                                                                 fs::CommitObserver* observer = nullptr,
+                                                                 u64 cache_bytes = 64ULL << 20);
+
+}  // namespace fsctl::testing

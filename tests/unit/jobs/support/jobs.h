@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The write jobs as the crash tests run them, through their public entry
+// points (convert/bg_tree.h, lib/relocation/balance.h, lib/qgroup/repair.h).
+// The one place to edit when an entry point's signature changes (a batch
+// runner is being introduced).
+#pragma once
+#include <functional>
+#include <string>
+
+#include "lib/fs/fs_info.h"
+
+namespace fsctl::testing {
+
+/// A job run to completion on an opened filesystem. Errors: the job's.
+using Job = std::function<Status(fs::FsInfo&)>;
+
+/// `fsctl convert --bg-tree --batch B` (to_bg_tree) or `--no-bg-tree`.
+[[nodiscard]] Job convert_job(bool to_bg_tree, u64 batch);
+
+/// `fsctl balance -mFILTERS --batch B [-f]`: metadata and, as btrfs balance
+/// does with -m alone, system block groups with the same filters.
+/// REQUIRES: `filters` parses (an empty string: every group).
+[[nodiscard]] Job balance_job(const std::string& filters, u64 batch, bool force);
+
+/// `fsctl qgroup verify --repair`: verify, then repair what differs.
+/// Errors: Errc::not_found when quota is off.
+[[nodiscard]] Job repair_job();
+
+}  // namespace fsctl::testing
