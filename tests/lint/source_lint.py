@@ -6,6 +6,12 @@ must not come back, checked over the whole tree rather than per instance.
   hex-decimal   a "0x" literal joined to a number (+ or <<) prints the number
                 in decimal after 0x (issue 12: "(0x4096)" for 0x1000); hex goes
                 through format::hex().
+  disk-cast     a reinterpret_cast outside lib/format (issue 11): item and
+                block bytes are read and written only through the typed codecs
+                of lib/format (lib/format/codecs.h), where a short item is
+                corruption decided in one place. Byte/char views and pointer
+                alignment have lib/base/bytes.h. The exceptions are listed in
+                DISK_CAST_ALLOWED, each with its reason.
 
 Usage: source_lint.py SRC_DIR. Prints every offending line, exits 1 if any.
 """
@@ -13,8 +19,21 @@ import os
 import re
 import sys
 
+# Paths where disk-cast is allowed, and why.
+DISK_CAST_ALLOWED = (
+    # The on-disk structs and their codecs: the one place that overlays bytes.
+    "lib/format/",
+    # until the transaction split lands (issue 11): transaction.cpp (Header of
+    # a new block), extent_refs.cpp (ExtentItem, RootItem), chunk.cpp
+    # (DevExtent, BlockGroupItem, FreeSpaceInfo, DiskKey) are being
+    # restructured by another change; their codecs exist (docs in the
+    # codecs' headers) and the casts go when that change lands.
+    "lib/transaction/",
+)
+
 RULES = [
     ("hex-decimal", re.compile(r'0x"\s*(\+|<<)'), ("lib", "cmd", "check", "convert", "tests/tools"), ()),
+    ("disk-cast", re.compile(r'\breinterpret_cast\s*<'), ("lib", "cmd", "check", "convert"), DISK_CAST_ALLOWED),
 ]
 
 
