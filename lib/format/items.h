@@ -8,23 +8,13 @@
 #include "lib/format/le.h"
 #include "lib/format/node_layout.h"
 // The flag constants live with their codecs; included for the users of the structs.
+#include "lib/format/chunk_item.h"       // BLOCK_GROUP_* type and profile bits, STRIPE_LEN
 #include "lib/format/extent_item.h"      // EXTENT_FLAG_*, BLOCK_FLAG_FULL_BACKREF
 #include "lib/format/file_extent.h"      // FILE_EXTENT_INLINE, _REG, _PREALLOC
 #include "lib/format/free_space_info.h"  // FREE_SPACE_USING_BITMAPS
 #include "lib/format/qgroup_items.h"     // QGROUP_STATUS_FLAG_*, QGROUP_LEVEL_SHIFT
 
 namespace fsctl::format {
-
-// Block group / chunk type bits (BTRFS_BLOCK_GROUP_*).
-inline constexpr u64 BLOCK_GROUP_DATA = 1ULL << 0, BLOCK_GROUP_SYSTEM = 1ULL << 1, BLOCK_GROUP_METADATA = 1ULL << 2,
-                     BLOCK_GROUP_RAID0 = 1ULL << 3, BLOCK_GROUP_RAID1 = 1ULL << 4, BLOCK_GROUP_DUP = 1ULL << 5,
-                     BLOCK_GROUP_RAID10 = 1ULL << 6, BLOCK_GROUP_RAID5 = 1ULL << 7, BLOCK_GROUP_RAID6 = 1ULL << 8,
-                     BLOCK_GROUP_RAID1C3 = 1ULL << 9, BLOCK_GROUP_RAID1C4 = 1ULL << 10;
-inline constexpr u64 BLOCK_GROUP_TYPE_MASK = BLOCK_GROUP_DATA | BLOCK_GROUP_SYSTEM | BLOCK_GROUP_METADATA;
-inline constexpr u64 BLOCK_GROUP_PROFILE_MASK = BLOCK_GROUP_RAID0 | BLOCK_GROUP_RAID1 | BLOCK_GROUP_DUP |
-                                                BLOCK_GROUP_RAID10 | BLOCK_GROUP_RAID5 | BLOCK_GROUP_RAID6 |
-                                                BLOCK_GROUP_RAID1C3 | BLOCK_GROUP_RAID1C4;
-inline constexpr u64 STRIPE_LEN = 64 * 1024;  // BTRFS_STRIPE_LEN
 
 /// struct btrfs_stripe (32 bytes).
 struct Stripe {

@@ -14,7 +14,7 @@
 #include "lib/ctree/block_group_lookup.h"
 #include "lib/ctree/block_source.h"
 #include "lib/ctree/tree_checker.h"
-#include "lib/format/decode.h"
+#include "lib/format/root_item.h"
 #include "lib/format/feature_flags.h"
 #include "lib/format/super.h"
 #include "lib/volumes/chunk_map.h"
