@@ -7,6 +7,8 @@
 
 namespace fsctl::format {
 
+static_assert(sizeof(BlockGroupItem) == BLOCK_GROUP_ITEM_SIZE);
+
 namespace {
 BlockGroupItem to_disk(const BlockGroupRecord& bg) {
   BlockGroupItem d{};

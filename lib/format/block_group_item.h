@@ -12,6 +12,9 @@
 
 namespace fsctl::format {
 
+/// Bytes of a BLOCK_GROUP_ITEM as fsctl and the kernel write it (for sizing leaves).
+inline constexpr u32 BLOCK_GROUP_ITEM_SIZE = 24;
+
 /// A BLOCK_GROUP_ITEM in cpu form. The item is 24 bytes; the 36-byte v2 form
 /// (REMAP_TREE incompat, never written by fsctl) starts with the same fields.
 struct BlockGroupRecord {

@@ -11,6 +11,8 @@
 
 namespace fsctl::format {
 
+static_assert(sizeof(RootItem) == ROOT_ITEM_SIZE);
+
 namespace {
 
 // Copies the fields of `r` into `ri`; the v2 ones only when r.v2.

@@ -15,6 +15,10 @@
 
 namespace fsctl::format {
 
+/// Bytes of a ROOT_ITEM in the full form fsctl writes (the legacy form ends
+/// at 239, ROOT_ITEM_V1_SIZE in items.h). For sizing leaves.
+inline constexpr u32 ROOT_ITEM_SIZE = 439;
+
 /// Root item in cpu form (the fields fsctl uses; the embedded inode item,
 /// byte_limit and the times are not carried).
 struct RootInfo {
