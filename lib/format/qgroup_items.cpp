@@ -65,8 +65,10 @@ std::vector<u8> encode_qgroup_status(const QgroupStatusRecord& s) {
 
 Status store_qgroup_status(std::span<u8> data, const QgroupStatusRecord& s) {
   FSCTL_TRY(detail::check_size_at_least(data, QGROUP_STATUS_V1_SIZE, "qgroup status item"));
+  // The fields the item has room for: enable_gen only in the 40-byte form
+  // (an odd size between keeps its tail bytes as they are).
   QgroupStatusItem d = status_to_disk(s);
-  std::memcpy(data.data(), &d, std::min(data.size(), sizeof d));
+  std::memcpy(data.data(), &d, data.size() >= sizeof d ? sizeof d : QGROUP_STATUS_V1_SIZE);
   return {};
 }
 

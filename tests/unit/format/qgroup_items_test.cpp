@@ -40,6 +40,14 @@ TEST_CASE("qgroup status: 32 and 40-byte forms round-trip; in place keeps the si
   CHECK(c->flags == s.flags);
   CHECK(!c->has_enable_gen);
 
+  // An odd size between the two forms: its bytes past 32 are not a field and stay.
+  std::vector<u8> odd(36, 0x77);
+  auto o = decode_qgroup_status(odd);
+  REQUIRE(o);
+  CHECK(!o->has_enable_gen);
+  REQUIRE(store_qgroup_status(odd, *o));
+  CHECK(odd == std::vector<u8>(36, 0x77));
+
   for (std::size_t n = 0; n < 32; ++n) {
     auto r = decode_qgroup_status(std::span<const u8>(long_form).first(n));
     REQUIRE(!r);
