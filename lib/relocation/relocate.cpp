@@ -53,7 +53,6 @@ u64 inline_block_backrefs(const ExtentRecord& rec) {
   }));
 }
 
-
 // The full backref of type `type` (SHARED_BLOCK_REF or SHARED_DATA_REF) of
 // extent `key` that names `old_parent` now names `new_parent`: inline (the
 // refs re-sorted, the item rewritten in place: same size) or keyed (deleted
