@@ -10,7 +10,8 @@
 #include "cmd/item_json.h"
 #include "lib/ctree/search.h"
 #include "lib/format/csum.h"
-#include "lib/format/decode.h"
+#include "lib/format/root_item.h"
+#include "lib/format/super.h"
 #include "lib/format/feature_flags.h"
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
@@ -49,7 +50,7 @@ json super_to_json(const SuperBlock& sb) {
                        {"csum_root", b.csum_root.get()}, {"csum_root_gen", b.csum_root_gen.get()},
                        {"total_bytes", b.total_bytes.get()}, {"bytes_used", b.bytes_used.get()},
                        {"num_devices", b.num_devices.get()}});
-  std::string label = utf8_text(std::span<const u8>(reinterpret_cast<const u8*>(sb.label), strnlen(sb.label, LABEL_SIZE)));
+  std::string label = utf8_text(super_label(sb));
   return json{{"csum_type", ct},
               {"csum_type_name", csum_type_name(ct)},
               {"csum_size", csum_type_known(ct) ? csum_size(ct) : 0},
@@ -148,7 +149,7 @@ int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs,
         sb = d->super;
         have = true;
       } else {
-        have = static_cast<bool>(d->dev->read_at(c.physical, std::span<u8>(reinterpret_cast<u8*>(&sb), sizeof sb)));
+        have = static_cast<bool>(d->dev->read_at(c.physical, super_bytes(sb)));
       }
       if (!c.valid) cj["problem"] = c.problem;
       if (have && sb.magic.get() == SUPER_MAGIC) cj["superblock"] = super_to_json(sb);
@@ -237,8 +238,8 @@ class TreeDumper {
                 << node_max_ptrs(ns) - v.nritems() << " generation " << v.generation() << " owner "
                 << tree_name(v.owner()) << '\n';
     }
-    std::cout << "fs uuid " << uuid_to_string(v.header().fsid) << "\nchunk uuid "
-              << uuid_to_string(v.header().chunk_tree_uuid) << '\n';
+    std::cout << "fs uuid " << uuid_to_string(v.fsid()) << "\nchunk uuid "
+              << uuid_to_string(v.chunk_tree_uuid()) << '\n';
     for (u32 i = 0; i < v.nritems(); ++i) {
       if (v.is_leaf()) {
         Key k = v.item_key(i);

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Item decoders for dump-tree output. Bounds-checked through format::Cursor.
+// Items as JSON for dump-tree output, through the typed codecs of lib/format
+// (lib/format/codecs.h); an item a codec rejects is shown as its error and hex.
 #include "cmd/item_json.h"
 
 #include <cstdio>
 
+#include "lib/base/bytes.h"
+#include "lib/format/codecs.h"
 #include "lib/format/csum.h"
-#include "lib/format/cursor.h"
-#include "lib/format/decode.h"
-#include "lib/format/items.h"
 #include "lib/format/names.h"
-#include "lib/format/super.h"
 
 namespace fsctl::cmd {
 using namespace fsctl::format;
@@ -35,7 +34,7 @@ std::string utf8_text(std::span<const u8> b) {
   for (std::size_t i = 0; i < b.size();) {
     std::size_t n = utf8_seq_len(b, i);
     if (n) {
-      s.append(reinterpret_cast<const char*>(b.data() + i), n);
+      s.append(as_chars(b.data() + i), n);
       i += n;
     } else {
       char esc[5];
@@ -60,69 +59,74 @@ std::string hex_bytes(std::span<const u8> b, std::size_t limit = 256) {
   return s;
 }
 std::string str(std::span<const u8> b) { return utf8_text(b); }
-std::string qgroupid(u64 id) { return std::to_string(id >> QGROUP_LEVEL_SHIFT) + "/" + std::to_string(id & ((1ULL << QGROUP_LEVEL_SHIFT) - 1)); }
+
+// An inline or keyed backref: its type and the fields that type has.
+json ref_json(const ExtentRef& r) {
+  json o = {{"type", key_type_name(r.type)}};
+  if (r.type == KeyType::TREE_BLOCK_REF || r.type == KeyType::EXTENT_OWNER_REF) o["root"] = r.root;
+  if (r.type == KeyType::SHARED_BLOCK_REF) o["parent"] = r.parent;
+  if (r.type == KeyType::SHARED_DATA_REF) {
+    o["parent"] = r.parent;
+    o["count"] = r.count;
+  }
+  if (r.type == KeyType::EXTENT_DATA_REF) {
+    o["root"] = r.root;
+    o["objectid"] = r.objectid;
+    o["offset"] = r.offset;
+    o["count"] = r.count;
+  }
+  return o;
+}
+
+json name_json(std::span<const u8> name) { return str(name); }
 
 Result<json> decode(const Key& key, std::span<const u8> data, u16 csum_type) {
-  Cursor c(data);
   json j = json::object();
   switch (key.type) {
     case KeyType::INODE_ITEM: {
-      FSCTL_TRY_ASSIGN(auto* ii, c.take<InodeItem>("inode item"));
-      j = {{"generation", ii->generation.get()}, {"transid", ii->transid.get()}, {"size", ii->size.get()},
-           {"nbytes", ii->nbytes.get()},         {"block_group", ii->block_group.get()}, {"nlink", ii->nlink.get()},
-           {"uid", ii->uid.get()},               {"gid", ii->gid.get()},  {"mode", ii->mode.get()},
-           {"rdev", ii->rdev.get()},             {"flags", ii->flags.get()}, {"sequence", ii->sequence.get()}};
+      FSCTL_TRY_ASSIGN(InodeRecord ii, decode_inode_item(data));
+      j = {{"generation", ii.generation}, {"transid", ii.transid}, {"size", ii.size},
+           {"nbytes", ii.nbytes},         {"block_group", ii.block_group}, {"nlink", ii.nlink},
+           {"uid", ii.uid},               {"gid", ii.gid},  {"mode", ii.mode},
+           {"rdev", ii.rdev},             {"flags", ii.flags}, {"sequence", ii.sequence}};
       return j;
     }
     case KeyType::INODE_REF: {
+      FSCTL_TRY_ASSIGN(auto entries, decode_inode_refs(data, false));
       json refs = json::array();
-      while (c.remaining()) {
-        FSCTL_TRY_ASSIGN(auto* r, c.take<InodeRef>("inode ref"));
-        FSCTL_TRY_ASSIGN(auto name, c.bytes(r->name_len.get(), "inode ref name"));
-        refs.push_back({{"index", r->index.get()}, {"name_len", r->name_len.get()}, {"name", str(name)}});
-      }
+      for (auto& r : entries) refs.push_back({{"index", r.index}, {"name_len", r.name.size()}, {"name", name_json(r.name)}});
       return json{{"refs", refs}};
     }
     case KeyType::INODE_EXTREF: {
+      FSCTL_TRY_ASSIGN(auto entries, decode_inode_refs(data, true));
       json refs = json::array();
-      while (c.remaining()) {
-        FSCTL_TRY_ASSIGN(auto* r, c.take<InodeExtref>("inode extref"));
-        FSCTL_TRY_ASSIGN(auto name, c.bytes(r->name_len.get(), "inode extref name"));
-        refs.push_back({{"parent_objectid", r->parent_objectid.get()}, {"index", r->index.get()}, {"name", str(name)}});
-      }
+      for (auto& r : entries) refs.push_back({{"parent_objectid", r.parent_objectid}, {"index", r.index}, {"name", name_json(r.name)}});
       return json{{"refs", refs}};
     }
     case KeyType::DIR_ITEM:
     case KeyType::DIR_INDEX:
     case KeyType::XATTR_ITEM: {
+      FSCTL_TRY_ASSIGN(auto entries, decode_dir_item(data));
       json items = json::array();
-      while (c.remaining()) {
-        FSCTL_TRY_ASSIGN(auto* d, c.take<DirItem>("dir item"));
-        FSCTL_TRY_ASSIGN(auto name, c.bytes(d->name_len.get(), "dir item name"));
-        FSCTL_TRY_ASSIGN(auto val, c.bytes(d->data_len.get(), "dir item data"));
-        json e = {{"location", key_to_json(d->location.to_cpu())}, {"transid", d->transid.get()},
-                  {"data_len", d->data_len.get()}, {"name_len", d->name_len.get()}, {"type", d->type}, {"name", str(name)}};
-        if (d->data_len.get()) e["data"] = hex_bytes(val);
+      for (auto& d : entries) {
+        json e = {{"location", key_to_json(d.location)}, {"transid", d.transid},
+                  {"data_len", d.data.size()}, {"name_len", d.name.size()}, {"type", d.type}, {"name", name_json(d.name)}};
+        if (!d.data.empty()) e["data"] = hex_bytes(d.data);
         items.push_back(e);
       }
       return json{{"entries", items}};
     }
     case KeyType::EXTENT_DATA: {
-      if (data.size() < FILE_EXTENT_INLINE_DATA_START)
-        return make_error(Errc::corrupt, "file extent item of " + std::to_string(data.size()) + " bytes");
-      FileExtentItem fe{};
-      std::memcpy(&fe, data.data(), std::min(data.size(), sizeof fe));
-      j = {{"generation", fe.generation.get()}, {"ram_bytes", fe.ram_bytes.get()}, {"compression", fe.compression},
-           {"encryption", fe.encryption}, {"other_encoding", fe.other_encoding.get()}, {"type", fe.type}};
-      if (fe.type == FILE_EXTENT_INLINE) {
-        j["inline_size"] = data.size() - FILE_EXTENT_INLINE_DATA_START;
+      FSCTL_TRY_ASSIGN(FileExtent fe, decode_file_extent(data));
+      j = {{"generation", fe.generation}, {"ram_bytes", fe.ram_bytes}, {"compression", fe.compression},
+           {"encryption", fe.encryption}, {"other_encoding", fe.other_encoding}, {"type", fe.type}};
+      if (fe.is_inline()) {
+        j["inline_size"] = fe.inline_data.size();
       } else {
-        if (data.size() < sizeof(FileExtentItem))
-          return make_error(Errc::corrupt, "regular file extent item of " + std::to_string(data.size()) + " bytes");
-        j["disk_bytenr"] = fe.disk_bytenr.get();
-        j["disk_num_bytes"] = fe.disk_num_bytes.get();
-        j["offset"] = fe.offset.get();
-        j["num_bytes"] = fe.num_bytes.get();
+        j["disk_bytenr"] = fe.disk_bytenr;
+        j["disk_num_bytes"] = fe.disk_num_bytes;
+        j["offset"] = fe.offset;
+        j["num_bytes"] = fe.num_bytes;
       }
       return j;
     }
@@ -149,9 +153,8 @@ Result<json> decode(const Key& key, std::span<const u8> data, u16 csum_type) {
     }
     case KeyType::ROOT_REF:
     case KeyType::ROOT_BACKREF: {
-      FSCTL_TRY_ASSIGN(auto* r, c.take<RootRef>("root ref"));
-      FSCTL_TRY_ASSIGN(auto name, c.bytes(r->name_len.get(), "root ref name"));
-      return json{{"dirid", r->dirid.get()}, {"sequence", r->sequence.get()}, {"name", str(name)}};
+      FSCTL_TRY_ASSIGN(RootRefRecord r, decode_root_ref(data));
+      return json{{"dirid", r.dirid}, {"sequence", r.sequence}, {"name", name_json(r.name)}};
     }
     case KeyType::EXTENT_ITEM:
     case KeyType::METADATA_ITEM: {
@@ -160,39 +163,23 @@ Result<json> decode(const Key& key, std::span<const u8> data, u16 csum_type) {
       if (e.has_tree_block_info) j["tree_block_key"] = key_to_json(e.tree_block_key);
       if (e.flags & EXTENT_FLAG_TREE_BLOCK) j["level"] = e.level;
       json refs = json::array();
-      for (auto& r : e.inline_refs) {
-        json o = {{"type", key_type_name(r.type)}};
-        if (r.type == KeyType::TREE_BLOCK_REF || r.type == KeyType::EXTENT_OWNER_REF) o["root"] = r.root;
-        if (r.type == KeyType::SHARED_BLOCK_REF) o["parent"] = r.parent;
-        if (r.type == KeyType::SHARED_DATA_REF) {
-          o["parent"] = r.parent;
-          o["count"] = r.count;
-        }
-        if (r.type == KeyType::EXTENT_DATA_REF) {
-          o["root"] = r.root;
-          o["objectid"] = r.objectid;
-          o["offset"] = r.offset;
-          o["count"] = r.count;
-        }
-        refs.push_back(o);
-      }
+      for (auto& r : e.inline_refs) refs.push_back(ref_json(r));
       j["inline_refs"] = refs;
       return j;
     }
-    case KeyType::TREE_BLOCK_REF: return json{{"root", key.offset}};
-    case KeyType::SHARED_BLOCK_REF: return json{{"parent", key.offset}};
-    case KeyType::EXTENT_DATA_REF: {
-      FSCTL_TRY_ASSIGN(auto* d, c.take<ExtentDataRef>("extent data ref"));
-      return json{{"root", d->root.get()}, {"objectid", d->objectid.get()}, {"offset", d->offset.get()}, {"count", d->count.get()}};
-    }
+    case KeyType::TREE_BLOCK_REF:
+    case KeyType::SHARED_BLOCK_REF:
+    case KeyType::EXTENT_DATA_REF:
     case KeyType::SHARED_DATA_REF: {
-      FSCTL_TRY_ASSIGN(auto* d, c.take<SharedDataRef>("shared data ref"));
-      return json{{"parent", key.offset}, {"count", d->count.get()}};
+      FSCTL_TRY_ASSIGN(ExtentRef r, decode_keyed_backref(key, data));
+      json o = ref_json(r);
+      o.erase("type");
+      return o;
     }
     case KeyType::BLOCK_GROUP_ITEM: {
-      FSCTL_TRY_ASSIGN(auto* b, c.take<BlockGroupItem>("block group item"));
-      return json{{"used", b->used.get()}, {"chunk_objectid", b->chunk_objectid.get()}, {"flags", b->flags.get()},
-                  {"flags_name", block_group_flags_to_string(b->flags.get())}};
+      FSCTL_TRY_ASSIGN(BlockGroupRecord b, decode_block_group_item(data));
+      return json{{"used", b.used}, {"chunk_objectid", b.chunk_objectid}, {"flags", b.flags},
+                  {"flags_name", block_group_flags_to_string(b.flags)}};
     }
     case KeyType::CHUNK_ITEM: {
       FSCTL_TRY_ASSIGN(auto ch, decode_chunk(key.offset, data));
@@ -205,22 +192,22 @@ Result<json> decode(const Key& key, std::span<const u8> data, u16 csum_type) {
                   {"stripes", stripes}};
     }
     case KeyType::DEV_ITEM: {
-      FSCTL_TRY_ASSIGN(auto* d, c.take<DevItem>("dev item"));
-      return json{{"devid", d->devid.get()}, {"total_bytes", d->total_bytes.get()}, {"bytes_used", d->bytes_used.get()},
-                  {"io_align", d->io_align.get()}, {"io_width", d->io_width.get()}, {"sector_size", d->sector_size.get()},
-                  {"type", d->type.get()}, {"generation", d->generation.get()}, {"start_offset", d->start_offset.get()},
-                  {"dev_group", d->dev_group.get()}, {"seek_speed", d->seek_speed}, {"bandwidth", d->bandwidth},
-                  {"uuid", uuid_to_string(d->uuid)}, {"fsid", uuid_to_string(d->fsid)}};
+      FSCTL_TRY_ASSIGN(DevItemRecord d, decode_dev_item(data));
+      return json{{"devid", d.devid}, {"total_bytes", d.total_bytes}, {"bytes_used", d.bytes_used},
+                  {"io_align", d.io_align}, {"io_width", d.io_width}, {"sector_size", d.sector_size},
+                  {"type", d.type}, {"generation", d.generation}, {"start_offset", d.start_offset},
+                  {"dev_group", d.dev_group}, {"seek_speed", d.seek_speed}, {"bandwidth", d.bandwidth},
+                  {"uuid", uuid_to_string(d.uuid)}, {"fsid", uuid_to_string(d.fsid)}};
     }
     case KeyType::DEV_EXTENT: {
-      FSCTL_TRY_ASSIGN(auto* d, c.take<DevExtent>("dev extent"));
-      return json{{"chunk_tree", d->chunk_tree.get()}, {"chunk_objectid", d->chunk_objectid.get()},
-                  {"chunk_offset", d->chunk_offset.get()}, {"length", d->length.get()},
-                  {"chunk_tree_uuid", uuid_to_string(d->chunk_tree_uuid)}};
+      FSCTL_TRY_ASSIGN(DevExtentRecord d, decode_dev_extent(data));
+      return json{{"chunk_tree", d.chunk_tree}, {"chunk_objectid", d.chunk_objectid},
+                  {"chunk_offset", d.chunk_offset}, {"length", d.length},
+                  {"chunk_tree_uuid", uuid_to_string(d.chunk_tree_uuid)}};
     }
     case KeyType::FREE_SPACE_INFO: {
-      FSCTL_TRY_ASSIGN(auto* f, c.take<FreeSpaceInfo>("free space info"));
-      return json{{"extent_count", f->extent_count.get()}, {"flags", f->flags.get()}};
+      FSCTL_TRY_ASSIGN(FreeSpaceInfoRecord f, decode_free_space_info(data));
+      return json{{"extent_count", f.extent_count}, {"flags", f.flags}};
     }
     case KeyType::FREE_SPACE_EXTENT: return json{{"start", key.objectid}, {"length", key.offset}};
     case KeyType::FREE_SPACE_BITMAP: {
@@ -229,31 +216,26 @@ Result<json> decode(const Key& key, std::span<const u8> data, u16 csum_type) {
       return json{{"start", key.objectid}, {"length", key.offset}, {"bitmap_bytes", data.size()}, {"free_sectors", set}};
     }
     case KeyType::QGROUP_STATUS: {
-      if (data.size() < 32) return make_error(Errc::corrupt, "qgroup status item of " + std::to_string(data.size()) + " bytes");
-      QgroupStatusItem s{};
-      std::memcpy(&s, data.data(), std::min(data.size(), sizeof s));
-      j = {{"version", s.version.get()}, {"generation", s.generation.get()}, {"flags", s.flags.get()}, {"rescan", s.rescan.get()}};
-      if (data.size() >= sizeof s) j["enable_gen"] = s.enable_gen.get();
+      FSCTL_TRY_ASSIGN(QgroupStatusRecord s, decode_qgroup_status(data));
+      j = {{"version", s.version}, {"generation", s.generation}, {"flags", s.flags}, {"rescan", s.rescan}};
+      if (s.has_enable_gen) j["enable_gen"] = s.enable_gen;
       return j;
     }
     case KeyType::QGROUP_INFO: {
-      FSCTL_TRY_ASSIGN(auto* q, c.take<QgroupInfoItem>("qgroup info"));
-      return json{{"qgroupid", qgroupid(key.offset)}, {"generation", q->generation.get()}, {"rfer", q->rfer.get()},
-                  {"rfer_cmpr", q->rfer_cmpr.get()}, {"excl", q->excl.get()}, {"excl_cmpr", q->excl_cmpr.get()}};
+      FSCTL_TRY_ASSIGN(QgroupInfoRecord q, decode_qgroup_info(data));
+      return json{{"qgroupid", qgroupid_to_string(key.offset)}, {"generation", q.generation}, {"rfer", q.rfer},
+                  {"rfer_cmpr", q.rfer_cmpr}, {"excl", q.excl}, {"excl_cmpr", q.excl_cmpr}};
     }
     case KeyType::QGROUP_LIMIT: {
-      FSCTL_TRY_ASSIGN(auto* q, c.take<QgroupLimitItem>("qgroup limit"));
-      return json{{"qgroupid", qgroupid(key.offset)}, {"flags", q->flags.get()}, {"max_rfer", q->max_rfer.get()},
-                  {"max_excl", q->max_excl.get()}, {"rsv_rfer", q->rsv_rfer.get()}, {"rsv_excl", q->rsv_excl.get()}};
+      FSCTL_TRY_ASSIGN(QgroupLimitRecord q, decode_qgroup_limit(data));
+      return json{{"qgroupid", qgroupid_to_string(key.offset)}, {"flags", q.flags}, {"max_rfer", q.max_rfer},
+                  {"max_excl", q.max_excl}, {"rsv_rfer", q.rsv_rfer}, {"rsv_excl", q.rsv_excl}};
     }
-    case KeyType::QGROUP_RELATION: return json{{"child", qgroupid(key.objectid)}, {"parent", qgroupid(key.offset)}};
+    case KeyType::QGROUP_RELATION:
+      return json{{"child", qgroupid_to_string(key.objectid)}, {"parent", qgroupid_to_string(key.offset)}};
     case KeyType::UUID_SUBVOL:
     case KeyType::UUID_RECEIVED_SUBVOL: {
-      json ids = json::array();
-      while (c.remaining()) {
-        FSCTL_TRY_ASSIGN(auto* v, c.take<le64>("uuid item subvol id"));
-        ids.push_back(v->get());
-      }
+      FSCTL_TRY_ASSIGN(auto ids, decode_uuid_item(data));
       return json{{"subvol_ids", ids}};
     }
     case KeyType::ORPHAN_ITEM: return json::object();

@@ -75,10 +75,10 @@ Status verify_tree_block(std::span<const u8> block, u64 bytenr, const BlockIdent
   NodeView v(block);
   if (v.bytenr() != bytenr)
     return make_error(Errc::corrupt, "header bytenr mismatch, has " + std::to_string(v.bytenr()) + " expect " + std::to_string(bytenr));
-  if (std::memcmp(v.header().fsid, id.fsid.data(), FSID_SIZE) != 0)
-    return make_error(Errc::corrupt, "fsid mismatch, has " + uuid_to_string(v.header().fsid) + " expect " + uuid_to_string(id.fsid));
-  if (id.check_chunk_tree_uuid && std::memcmp(v.header().chunk_tree_uuid, id.chunk_tree_uuid.data(), UUID_SIZE) != 0)
-    return make_error(Errc::corrupt, "chunk tree uuid mismatch, has " + uuid_to_string(v.header().chunk_tree_uuid) +
+  if (std::memcmp(v.fsid().data(), id.fsid.data(), FSID_SIZE) != 0)
+    return make_error(Errc::corrupt, "fsid mismatch, has " + uuid_to_string(v.fsid()) + " expect " + uuid_to_string(id.fsid));
+  if (id.check_chunk_tree_uuid && std::memcmp(v.chunk_tree_uuid().data(), id.chunk_tree_uuid.data(), UUID_SIZE) != 0)
+    return make_error(Errc::corrupt, "chunk tree uuid mismatch, has " + uuid_to_string(v.chunk_tree_uuid()) +
                                          " expect " + uuid_to_string(id.chunk_tree_uuid));
   FSCTL_TRY(check_node_layout(block, id.nodesize));
   return check_parent(v, check);

@@ -9,6 +9,7 @@
 
 #include "lib/ctree/tree_checker.h"
 #include "lib/ctree/write.h"
+#include "lib/format/tree_header.h"
 
 namespace fsctl::ctree {
 using namespace fsctl::format;
@@ -29,11 +30,12 @@ class ShadowWriter final : public TreeWriter {
     b->bytenr = SHADOW_BASE + allocated_ * ns;
     b->data.assign(ns, 0);
     b->dirty = true;
-    Header& h = *reinterpret_cast<Header*>(b->data.data());
-    h.bytenr.set(b->bytenr);
-    h.generation.set(transid_);
-    h.owner.set(owner);
+    TreeBlockHeader h;
+    h.bytenr = b->bytenr;
+    h.generation = transid_;
+    h.owner = owner;
     h.level = level;
+    store_header(b->data, h);
     blocks_[b->bytenr] = b;
     allocated_++;
     return b;

@@ -7,19 +7,14 @@
 #include "lib/format/key.h"
 #include "lib/format/le.h"
 #include "lib/format/node_layout.h"
+// The flag constants live with their codecs; included for the users of the structs.
+#include "lib/format/chunk_item.h"       // BLOCK_GROUP_* type and profile bits, STRIPE_LEN
+#include "lib/format/extent_item.h"      // EXTENT_FLAG_*, BLOCK_FLAG_FULL_BACKREF
+#include "lib/format/file_extent.h"      // FILE_EXTENT_INLINE, _REG, _PREALLOC
+#include "lib/format/free_space_info.h"  // FREE_SPACE_USING_BITMAPS
+#include "lib/format/qgroup_items.h"     // QGROUP_STATUS_FLAG_*, QGROUP_LEVEL_SHIFT
 
 namespace fsctl::format {
-
-// Block group / chunk type bits (BTRFS_BLOCK_GROUP_*).
-inline constexpr u64 BLOCK_GROUP_DATA = 1ULL << 0, BLOCK_GROUP_SYSTEM = 1ULL << 1, BLOCK_GROUP_METADATA = 1ULL << 2,
-                     BLOCK_GROUP_RAID0 = 1ULL << 3, BLOCK_GROUP_RAID1 = 1ULL << 4, BLOCK_GROUP_DUP = 1ULL << 5,
-                     BLOCK_GROUP_RAID10 = 1ULL << 6, BLOCK_GROUP_RAID5 = 1ULL << 7, BLOCK_GROUP_RAID6 = 1ULL << 8,
-                     BLOCK_GROUP_RAID1C3 = 1ULL << 9, BLOCK_GROUP_RAID1C4 = 1ULL << 10;
-inline constexpr u64 BLOCK_GROUP_TYPE_MASK = BLOCK_GROUP_DATA | BLOCK_GROUP_SYSTEM | BLOCK_GROUP_METADATA;
-inline constexpr u64 BLOCK_GROUP_PROFILE_MASK = BLOCK_GROUP_RAID0 | BLOCK_GROUP_RAID1 | BLOCK_GROUP_DUP |
-                                                BLOCK_GROUP_RAID10 | BLOCK_GROUP_RAID5 | BLOCK_GROUP_RAID6 |
-                                                BLOCK_GROUP_RAID1C3 | BLOCK_GROUP_RAID1C4;
-inline constexpr u64 STRIPE_LEN = 64 * 1024;  // BTRFS_STRIPE_LEN
 
 /// struct btrfs_stripe (32 bytes).
 struct Stripe {
@@ -61,9 +56,6 @@ struct BlockGroupItem {
 };
 static_assert(sizeof(BlockGroupItem) == 24);
 
-// Extent item flags.
-inline constexpr u64 EXTENT_FLAG_DATA = 1ULL << 0, EXTENT_FLAG_TREE_BLOCK = 1ULL << 1,
-                     BLOCK_FLAG_FULL_BACKREF = 1ULL << 8;
 
 /// struct btrfs_extent_item (24 bytes).
 struct ExtentItem {
@@ -93,6 +85,7 @@ static_assert(sizeof(ExtentDataRef) == 28);
 struct SharedDataRef {
   le32 count;
 };
+static_assert(sizeof(SharedDataRef) == 4);
 
 /// struct btrfs_timespec (12 bytes).
 struct Timespec {
@@ -181,8 +174,6 @@ struct DirItem {
 };
 static_assert(sizeof(DirItem) == 30);
 
-// File extent types.
-inline constexpr u8 FILE_EXTENT_INLINE = 0, FILE_EXTENT_REG = 1, FILE_EXTENT_PREALLOC = 2;
 
 /// struct btrfs_file_extent_item (53 bytes; inline extents end after `type`, at 21).
 struct FileExtentItem {
@@ -205,7 +196,7 @@ struct FreeSpaceInfo {
   le32 extent_count;
   le32 flags;
 };
-inline constexpr u32 FREE_SPACE_USING_BITMAPS = 1;
+static_assert(sizeof(FreeSpaceInfo) == 8);
 
 /// struct btrfs_qgroup_status_item (40 bytes; 32 before SIMPLE_QUOTA's enable_gen).
 struct QgroupStatusItem {
@@ -216,8 +207,6 @@ struct QgroupStatusItem {
   le64 enable_gen;
 };
 static_assert(sizeof(QgroupStatusItem) == 40);
-inline constexpr u64 QGROUP_STATUS_FLAG_ON = 1, QGROUP_STATUS_FLAG_RESCAN = 2, QGROUP_STATUS_FLAG_INCONSISTENT = 4,
-                     QGROUP_STATUS_FLAG_SIMPLE_MODE = 8;
 
 /// struct btrfs_qgroup_info_item (40 bytes).
 struct QgroupInfoItem {
@@ -238,7 +227,6 @@ struct QgroupLimitItem {
   le64 rsv_excl;
 };
 static_assert(sizeof(QgroupLimitItem) == 40);
-inline constexpr int QGROUP_LEVEL_SHIFT = 48;
 
 /// struct btrfs_dev_stats_item is an array of le64 counters; struct
 /// btrfs_balance_item and dev_replace are shown as hex.

@@ -70,6 +70,11 @@ class NodeView {
   [[nodiscard]] u32 nritems() const { return header().nritems.get(); }
   [[nodiscard]] u8 level() const { return header().level; }
   [[nodiscard]] bool is_leaf() const { return level() == 0; }
+  /// The header's fsid and chunk tree uuid (16 bytes each).
+  [[nodiscard]] std::span<const u8, FSID_SIZE> fsid() const { return std::span<const u8, FSID_SIZE>(header().fsid, FSID_SIZE); }
+  [[nodiscard]] std::span<const u8, UUID_SIZE> chunk_tree_uuid() const {
+    return std::span<const u8, UUID_SIZE>(header().chunk_tree_uuid, UUID_SIZE);
+  }
   [[nodiscard]] std::span<const u8> bytes() const { return b_; }
 
   // Leaf accessors.

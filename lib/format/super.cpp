@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "lib/format/csum.h"
 
@@ -13,6 +14,22 @@ namespace fsctl::format {
 std::span<const u8, FSID_SIZE> header_fsid(const SuperBlock& sb) {
   if (sb.incompat_flags.get() & INCOMPAT_METADATA_UUID) return std::span<const u8, FSID_SIZE>(sb.metadata_uuid, FSID_SIZE);
   return std::span<const u8, FSID_SIZE>(sb.fsid, FSID_SIZE);
+}
+
+std::span<u8, SUPER_INFO_SIZE> super_bytes(SuperBlock& sb) {
+  static_assert(alignof(SuperBlock) == 1 && std::is_trivially_copyable_v<SuperBlock>);
+  return std::span<u8, SUPER_INFO_SIZE>(reinterpret_cast<u8*>(&sb), SUPER_INFO_SIZE);
+}
+
+std::span<const u8, SUPER_INFO_SIZE> super_bytes(const SuperBlock& sb) {
+  return std::span<const u8, SUPER_INFO_SIZE>(reinterpret_cast<const u8*>(&sb), SUPER_INFO_SIZE);
+}
+
+std::span<const u8> super_label(const SuperBlock& sb) {
+  auto bytes = super_bytes(sb).subspan(offsetof(SuperBlock, label), LABEL_SIZE);
+  std::size_t n = 0;
+  while (n < LABEL_SIZE && bytes[n] != 0) ++n;
+  return bytes.first(n);
 }
 
 std::string uuid_to_string(std::span<const u8> u) {
@@ -28,7 +45,7 @@ Status validate_super(const SuperBlock& sb, u64 expected_bytenr) {
   if (sb.magic.get() != SUPER_MAGIC) return make_error(Errc::corrupt, "no btrfs magic (not a btrfs filesystem)");
   u16 ct = sb.csum_type.get();
   if (!csum_type_known(ct)) return make_error(Errc::unsupported, "unknown csum type " + std::to_string(ct));
-  auto bytes = std::span<const u8>(reinterpret_cast<const u8*>(&sb), SUPER_INFO_SIZE);
+  std::span<const u8> bytes = super_bytes(sb);
   CsumBytes want = compute_csum(ct, bytes.subspan(CSUM_SIZE_MAX));
   if (std::memcmp(want.data(), sb.csum, csum_size(ct)) != 0)
     return make_error(Errc::csum, "superblock checksum mismatch, has " + csum_to_hex(ct, sb.csum) + " expect " +

@@ -131,6 +131,15 @@ static_assert(offsetof(SuperBlock, dev_item) == 201 && offsetof(SuperBlock, labe
 static_assert(offsetof(SuperBlock, metadata_uuid) == 571 && offsetof(SuperBlock, sys_chunk_array) == 811);
 static_assert(offsetof(SuperBlock, super_roots) == 2859);
 
+/// The 4096 bytes of `sb` as a byte view, to read a superblock copy from a
+/// device into (read_at(physical, super_bytes(sb))) or to checksum and write
+/// one. The struct has alignment 1 and no padding, so the view is its bytes.
+[[nodiscard]] std::span<u8, SUPER_INFO_SIZE> super_bytes(SuperBlock& sb);
+[[nodiscard]] std::span<const u8, SUPER_INFO_SIZE> super_bytes(const SuperBlock& sb);
+
+/// The label of `sb`: the bytes of `label` up to the first NUL (at most 256).
+[[nodiscard]] std::span<const u8> super_label(const SuperBlock& sb);
+
 /// The fsid that tree block headers carry: metadata_uuid with the
 /// METADATA_UUID incompat bit, else fsid (kernel btrfs_check_super).
 [[nodiscard]] std::span<const u8, FSID_SIZE> header_fsid(const SuperBlock& sb);

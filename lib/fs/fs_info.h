@@ -12,9 +12,10 @@
 
 #include "lib/base/reporter.h"
 #include "lib/cache/block_cache.h"
+#include "lib/ctree/block_group_lookup.h"
 #include "lib/ctree/block_source.h"
 #include "lib/ctree/tree_checker.h"
-#include "lib/format/decode.h"
+#include "lib/format/root_item.h"
 #include "lib/format/feature_flags.h"
 #include "lib/format/super.h"
 #include "lib/fs/commit_observer.h"
@@ -116,6 +117,10 @@ class FsInfo final : public ctree::BlockSource {
   /// superblock, others from their ROOT_ITEM (highest key offset). nullopt
   /// when the tree does not exist.
   [[nodiscard]] std::optional<ctree::RootRef> find_root(u64 root_id) const;
+  /// Where the committed filesystem keeps its BLOCK_GROUP_ITEMs, for
+  /// ctree::find_block_group_item (the one rule: block group tree when it
+  /// exists, else the extent tree, both during a conversion).
+  [[nodiscard]] ctree::BlockGroupTrees block_group_trees() const;
   /// Every ROOT_ITEM of the root tree, in key order.
   [[nodiscard]] const std::vector<RootEntry>& root_entries() const { return roots_; }
   /// DEV_ITEMs of the chunk tree, by devid.

@@ -11,6 +11,7 @@
 #include "lib/ctree/search.h"
 #include "lib/fs/fs_info.h"
 #include "lib/fs/write_gate.h"
+#include "lib/format/dev_item.h"
 #include "lib/format/names.h"
 
 namespace fsctl::fs {
@@ -133,7 +134,7 @@ Status FsInfo::load_chunk_tree() {
   rc.level = super_.chunk_root_level;
   auto root = read_tree_block(super_.chunk_root.get(), rc);
   if (!root) return make_error(root.error().context("reading chunk root"));
-  std::memcpy(identity_.chunk_tree_uuid.data(), (*root)->view().header().chunk_tree_uuid, UUID_SIZE);
+  std::memcpy(identity_.chunk_tree_uuid.data(), (*root)->view().chunk_tree_uuid().data(), UUID_SIZE);
   identity_.check_chunk_tree_uuid = true;
   cache_.erase((*root)->bytenr);
 
@@ -144,13 +145,9 @@ Status FsInfo::load_chunk_tree() {
       if (!c) return make_error(c.error().context("chunk tree leaf " + std::to_string(leaf.bytenr()) + " slot " + std::to_string(slot)));
       FSCTL_TRY(chunk_map_.add(*c));
     } else if (k.type == KeyType::DEV_ITEM) {
-      auto d = leaf.item_data(slot);
-      if (d.size() < sizeof(DevItem))
-        return make_error(Errc::corrupt, "chunk tree leaf " + std::to_string(leaf.bytenr()) + " slot " + std::to_string(slot) +
-                                             ": DEV_ITEM of " + std::to_string(d.size()) + " bytes");
-      DevItem di{};
-      std::memcpy(&di, d.data(), sizeof di);
-      dev_items_[di.devid.get()] = di;
+      auto di = decode_dev_item(leaf.item_data(slot));
+      if (!di) return make_error(di.error().context("chunk tree leaf " + std::to_string(leaf.bytenr()) + " slot " + std::to_string(slot)));
+      dev_items_[di->devid] = dev_item_to_disk(*di);
     }
     return ctree::Visit::next;
   });
@@ -189,19 +186,23 @@ Status FsInfo::load_root_tree() {
   return {};
 }
 
+ctree::BlockGroupTrees FsInfo::block_group_trees() const {
+  return ctree::BlockGroupTrees{find_root(BLOCK_GROUP_TREE_OBJECTID), find_root(EXTENT_TREE_OBJECTID),
+                                static_cast<bool>(super_.flags.get() & SUPER_FLAG_CHANGING_BG_TREE)};
+}
+
 Status FsInfo::load_block_groups() {
   bg_state_.has_bg_tree_bit = super_.compat_ro_flags.get() & COMPAT_RO_BLOCK_GROUP_TREE;
   bg_state_.changing = super_.flags.get() & SUPER_FLAG_CHANGING_BG_TREE;
-  auto bgt = find_root(BLOCK_GROUP_TREE_OBJECTID);
-  auto ext = find_root(EXTENT_TREE_OBJECTID);
-  bg_state_.bg_tree_exists = bgt.has_value();
-  if (!ext) return make_error(Errc::corrupt, "root tree has no extent tree ROOT_ITEM");
+  ctree::BlockGroupTrees trees = block_group_trees();
+  bg_state_.bg_tree_exists = trees.block_group_tree.has_value();
+  if (!trees.extent_tree) return make_error(Errc::corrupt, "root tree has no extent tree ROOT_ITEM");
   // One exact search per chunk (as the kernel's read_one_block_group path),
-  // in the block group tree first when it exists, then the extent tree.
-  // The blocks on those paths are read ahead in batches (one window of
-  // chunks at a time, a quarter of the cache budget of leaves at most), so
-  // thousands of block group items scattered over as many extent-tree leaves
-  // cost a few large reads instead of one small read each.
+  // in the trees ctree::find_block_group_item's rule names. The blocks on
+  // those paths are read ahead in batches (one window of chunks at a time, a
+  // quarter of the cache budget of leaves at most), so thousands of block
+  // group items scattered over as many extent-tree leaves cost a few large
+  // reads instead of one small read each.
   std::vector<Key> keys;
   for (auto& [logical, chunk] : chunk_map_.chunks()) keys.push_back(Key{logical, KeyType::BLOCK_GROUP_ITEM, chunk.length});
   const std::size_t window = std::max<std::size_t>(64, cache_.budget() / 4 / std::max<u32>(nodesize(), 1));
@@ -209,43 +210,19 @@ Status FsInfo::load_block_groups() {
   for (auto& [logical, chunk] : chunk_map_.chunks()) {
     if (done % window == 0) {
       auto w = std::span<const Key>(keys).subspan(done, std::min(window, keys.size() - done));
-      if (bgt) ctree::prefetch_search_paths(*this, *bgt, w);
-      if (!bgt || bg_state_.changing) ctree::prefetch_search_paths(*this, *ext, w);
+      for (const ctree::RootRef& r : ctree::block_group_item_trees(trees)) ctree::prefetch_search_paths(*this, r, w);
     }
     ++done;
-    Key key{logical, KeyType::BLOCK_GROUP_ITEM, chunk.length};
-    std::optional<std::vector<u8>> item;
-    u64 where = 0;
-    if (bgt) {
-      auto r = ctree::lookup_item(*this, *bgt, key);
-      if (!r) return make_error(r.error().context("reading block group tree"));
-      if (*r) {
-        item = std::move(*r);
-        where = BLOCK_GROUP_TREE_OBJECTID;
-      }
-    }
-    if (!item || bg_state_.changing) {
-      auto r = ctree::lookup_item(*this, *ext, key);
-      if (!r) return make_error(r.error().context("reading extent tree"));
-      if (*r && item)
-        return make_error(Errc::corrupt, "block group " + std::to_string(logical) + " has an item in both the extent tree and the block group tree");
-      if (*r) {
-        item = std::move(*r);
-        where = EXTENT_TREE_OBJECTID;
-      }
-    }
-    if (!item)
+    FSCTL_TRY_ASSIGN(auto found, ctree::find_block_group_item(*this, trees, logical, chunk.length));
+    if (!found)
       return make_error(Errc::corrupt, "chunk at logical " + std::to_string(logical) + " length " +
                                            std::to_string(chunk.length) + " has no BLOCK_GROUP_ITEM");
-    if (item->size() < sizeof(BlockGroupItem))
-      return make_error(Errc::corrupt, "block group item " + std::to_string(logical) + " is " + std::to_string(item->size()) + " bytes");
-    BlockGroupItem bi{};
-    std::memcpy(&bi, item->data(), sizeof bi);
-    BlockGroup bg{logical, chunk.length, bi.used.get(), bi.flags.get(), bi.chunk_objectid.get(), where};
+    const BlockGroupRecord& bi = found->item;
+    BlockGroup bg{logical, chunk.length, bi.used, bi.flags, bi.chunk_objectid, found->tree};
     if ((bg.flags & (BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK)) != (chunk.type & (BLOCK_GROUP_TYPE_MASK | BLOCK_GROUP_PROFILE_MASK)))
       reporter_->warning("block group " + std::to_string(logical) + " flags " + block_group_flags_to_string(bg.flags) +
                          " differ from its chunk's " + block_group_flags_to_string(chunk.type));
-    if (where == BLOCK_GROUP_TREE_OBJECTID)
+    if (found->tree == BLOCK_GROUP_TREE_OBJECTID)
       bg_state_.in_bg_tree++;
     else
       bg_state_.in_extent_tree++;

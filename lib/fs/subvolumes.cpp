@@ -5,7 +5,8 @@
 #include <functional>
 
 #include "lib/ctree/search.h"
-#include "lib/format/items.h"
+#include "lib/format/inode_items.h"
+#include "lib/format/root_ref.h"
 
 namespace fsctl::fs {
 using namespace fsctl::format;
@@ -24,11 +25,9 @@ Result<std::string> dir_path(FsInfo& fs, const ctree::RootRef& root, u64 dirid) 
     std::optional<std::pair<u64, std::string>> ref;
     FSCTL_TRY(ctree::for_each_item(fs, root, {{dirid, KeyType::INODE_REF, 0}, {dirid, KeyType::INODE_REF, ~0ULL}},
                                    [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
-                                     auto d = leaf.item_data(slot);
-                                     if (d.size() < sizeof(InodeRef)) return make_error(Errc::corrupt, "short inode ref");
-                                     u16 n = load_le<u16>(d.data() + offsetof(InodeRef, name_len));
-                                     if (d.size() < sizeof(InodeRef) + n) return make_error(Errc::corrupt, "inode ref name overruns its item");
-                                     ref = {leaf.item_key(slot).offset, std::string(d.begin() + sizeof(InodeRef), d.begin() + sizeof(InodeRef) + n)};
+                                     FSCTL_TRY_ASSIGN(auto names, decode_inode_refs(leaf.item_data(slot), false));
+                                     if (names.empty()) return make_error(Errc::corrupt, "empty inode ref");
+                                     ref = {leaf.item_key(slot).offset, std::string(names[0].name.begin(), names[0].name.end())};
                                      return ctree::Visit::stop;
                                    }));
     if (!ref) return make_error(Errc::not_found, "no INODE_REF for directory " + std::to_string(dirid));
@@ -45,14 +44,12 @@ Result<std::map<u64, std::string>> subvolume_paths(FsInfo& fs) {
   FSCTL_TRY(ctree::for_each_item(fs, fs.tree_root(), {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
     Key k = leaf.item_key(slot);
     if (k.type != KeyType::ROOT_BACKREF) return ctree::Visit::next;
-    auto d = leaf.item_data(slot);
-    if (d.size() < sizeof(format::RootRef)) return make_error(Errc::corrupt, "short ROOT_BACKREF in leaf " + std::to_string(leaf.bytenr()));
-    u16 n = load_le<u16>(d.data() + offsetof(format::RootRef, name_len));
-    if (d.size() < sizeof(format::RootRef) + n) return make_error(Errc::corrupt, "ROOT_BACKREF name overruns its item in leaf " + std::to_string(leaf.bytenr()));
+    auto r = decode_root_ref(leaf.item_data(slot));
+    if (!r) return make_error(r.error().context("ROOT_BACKREF in leaf " + std::to_string(leaf.bytenr())));
     BackRef b;
     b.parent = k.offset;
-    b.dirid = load_le<u64>(d.data() + offsetof(format::RootRef, dirid));
-    b.name.assign(d.begin() + sizeof(format::RootRef), d.begin() + sizeof(format::RootRef) + n);
+    b.dirid = r->dirid;
+    b.name.assign(r->name.begin(), r->name.end());
     refs[k.objectid] = b;
     return ctree::Visit::next;
   }));

@@ -125,7 +125,7 @@ Status FsInfo::write_supers(const SuperBlock& sb) {
     if (auto it = dev_items_.find(d.devid); it != dev_items_.end()) copy.dev_item = it->second;
     copy.bytenr.set(off);
     copy.flags.set(copy.flags.get() | HEADER_FLAG_WRITTEN);
-    auto bytes = std::span<u8>(reinterpret_cast<u8*>(&copy), SUPER_INFO_SIZE);
+    std::span<u8> bytes = super_bytes(copy);
     CsumBytes c = compute_csum(copy.csum_type.get(), bytes.subspan(CSUM_SIZE_MAX));
     std::memset(copy.csum, 0, CSUM_SIZE_MAX);
     std::memcpy(copy.csum, c.data(), csum_size(copy.csum_type.get()));

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "lib/base/bytes.h"
 #include "lib/io/aligned_buffer.h"
 #include "lib/io/mount_check.h"
 
@@ -38,7 +39,7 @@ class DirectDevice final : public BlockDevice {
     u64 start = physical / lbs_ * lbs_;
     u64 end = (physical + buf.size() + lbs_ - 1) / lbs_ * lbs_;
     bool aligned = start == physical && end == physical + buf.size() &&
-                   reinterpret_cast<std::uintptr_t>(buf.data()) % lbs_ == 0;
+                   is_aligned(buf.data(), lbs_);
     if (aligned) {
       auto r = raw_read(physical, buf);
       if (r || r.error().sys_errno != EINVAL) return r;
@@ -62,7 +63,7 @@ class DirectDevice final : public BlockDevice {
     u64 start = physical / lbs_ * lbs_;
     u64 end = (physical + buf.size() + lbs_ - 1) / lbs_ * lbs_;
     bool aligned = start == physical && end == physical + buf.size() &&
-                   reinterpret_cast<std::uintptr_t>(buf.data()) % lbs_ == 0;
+                   is_aligned(buf.data(), lbs_);
     if (aligned) return raw_write(physical, buf);
     AlignedBuffer bounce(end - start, lbs_);
     if (start != physical || end != physical + buf.size()) FSCTL_TRY(raw_read(start, bounce.span()));

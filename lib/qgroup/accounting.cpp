@@ -5,9 +5,9 @@
 // one 24-byte record per file extent item reached (sorted, then merged).
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "lib/ctree/tree_walk.h"
+#include "lib/format/file_extent.h"
 #include "lib/format/items.h"
 #include "lib/qgroup/data_refs.h"
 #include "lib/qgroup/qgroup.h"
@@ -91,19 +91,10 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
     if (!v.is_leaf()) return {};
     for (u32 i = 0; i < v.nritems(); ++i) {
       if (v.item_type_at(i) != KeyType::EXTENT_DATA) continue;
-      auto d = v.item_data(i);
-      if (d.size() < FILE_EXTENT_INLINE_DATA_START)
-        return make_error(Errc::corrupt, "tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i) +
-                                             ": file extent item of " + std::to_string(d.size()) + " bytes");
-      u8 type = d[offsetof(FileExtentItem, type)];
-      if (type == FILE_EXTENT_INLINE) continue;
-      if (d.size() < sizeof(FileExtentItem))
-        return make_error(Errc::corrupt, "tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i) +
-                                             ": regular file extent item of " + std::to_string(d.size()) + " bytes");
-      u64 disk_bytenr = load_le<u64>(d.data() + offsetof(FileExtentItem, disk_bytenr));
-      u64 disk_num_bytes = load_le<u64>(d.data() + offsetof(FileExtentItem, disk_num_bytes));
-      if (disk_bytenr == 0) continue;  // hole
-      FSCTL_TRY(data.add({disk_bytenr, disk_num_bytes, rs}));
+      auto fe = decode_file_extent(v.item_data(i));
+      if (!fe) return make_error(fe.error().context("tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i)));
+      if (!fe->has_data_extent()) continue;  // inline, or a hole
+      FSCTL_TRY(data.add({fe->disk_bytenr, fe->disk_num_bytes, rs}));
     }
     return {};
   }, filter));

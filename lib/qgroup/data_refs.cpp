@@ -11,6 +11,7 @@
 #include <cstring>
 #include <queue>
 
+#include "lib/base/bytes.h"
 #include "lib/format/le.h"
 
 namespace fsctl::qgroup {
@@ -54,7 +55,7 @@ class RunReader {
     std::vector<char> in(comp);
     if (std::fread(in.data(), 1, comp, f_) != comp) return make_error(Errc::io, "short read of the qgroup spill file");
     chunk_.resize(raw);
-    int n = LZ4_decompress_safe(in.data(), reinterpret_cast<char*>(chunk_.data()), static_cast<int>(comp), static_cast<int>(raw));
+    int n = LZ4_decompress_safe(in.data(), as_chars(chunk_.data()), static_cast<int>(comp), static_cast<int>(raw));
     if (n != static_cast<int>(raw)) return make_error(Errc::corrupt, "qgroup spill file chunk does not decompress");
     offset_ += 8 + static_cast<long>(comp);
     pos_ = 0;
@@ -110,7 +111,7 @@ Status DataRefs::spill() {
   for (std::size_t i = 0; i < buf_.size(); i += CHUNK_RECORDS) {
     std::size_t n = std::min(CHUNK_RECORDS, buf_.size() - i);
     for (std::size_t k = 0; k < n; ++k) encode(buf_[i + k], raw.data() + k * RECORD);
-    int c = LZ4_compress_default(reinterpret_cast<const char*>(raw.data()), comp.data(), static_cast<int>(n * RECORD),
+    int c = LZ4_compress_default(as_chars(raw.data()), comp.data(), static_cast<int>(n * RECORD),
                                  static_cast<int>(comp.size()));
     if (c <= 0) return make_error(Errc::io, "compressing the qgroup spill file");
     u8 hdr[8];

@@ -3,16 +3,15 @@
 // the btrfs-progs checker starts a pass at a later key and misses leaves when
 // the quota tree has more than one (FORMAT.md section 2).
 #include <cstdio>
-#include <cstring>
 
 #include "lib/ctree/search.h"
-#include "lib/format/items.h"
+#include "lib/format/qgroup_items.h"
 #include "lib/qgroup/qgroup.h"
 
 namespace fsctl::qgroup {
 using namespace fsctl::format;
 
-std::string qgroupid_to_string(u64 id) { return std::to_string(qgroup_level(id)) + "/" + std::to_string(qgroup_subvolid(id)); }
+std::string qgroupid_to_string(u64 id) { return format::qgroupid_to_string(id); }
 
 std::optional<u64> parse_qgroupid(const std::string& s) {
   unsigned long long level = 0, id = 0;
@@ -28,7 +27,7 @@ Result<std::optional<QuotaState>> read_quota(fs::FsInfo& fs) {
   if (!root) return std::optional<QuotaState>{};
   QuotaState q;
   u64 last_leaf = 0;
-  std::vector<std::pair<u64, u64>> relations;
+  std::vector<Key> relations;
   auto st = ctree::for_each_item(fs, *root, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
     if (leaf.bytenr() != last_leaf) {
       last_leaf = leaf.bytenr();
@@ -39,39 +38,33 @@ Result<std::optional<QuotaState>> read_quota(fs::FsInfo& fs) {
     auto where = [&] { return "quota tree leaf " + std::to_string(leaf.bytenr()) + " slot " + std::to_string(slot); };
     switch (k.type) {
       case KeyType::QGROUP_STATUS: {
-        if (data.size() < 32) return make_error(Errc::corrupt, where() + ": qgroup status item of " + std::to_string(data.size()) + " bytes");
-        QgroupStatusItem s{};
-        std::memcpy(&s, data.data(), std::min(data.size(), sizeof s));
+        FSCTL_TRY_ASSIGN(QgroupStatusRecord s, with_context(decode_qgroup_status(data), where()));
         q.status_present = true;
-        q.version = s.version.get();
-        q.generation = s.generation.get();
-        q.flags = s.flags.get();
-        q.rescan = s.rescan.get();
-        q.enable_gen = data.size() >= sizeof s ? s.enable_gen.get() : 0;
+        q.version = s.version;
+        q.generation = s.generation;
+        q.flags = s.flags;
+        q.rescan = s.rescan;
+        q.enable_gen = s.enable_gen;
         break;
       }
       case KeyType::QGROUP_INFO: {
-        if (data.size() < sizeof(QgroupInfoItem)) return make_error(Errc::corrupt, where() + ": qgroup info item of " + std::to_string(data.size()) + " bytes");
-        QgroupInfoItem i{};
-        std::memcpy(&i, data.data(), sizeof i);
+        FSCTL_TRY_ASSIGN(QgroupInfoRecord i, with_context(decode_qgroup_info(data), where()));
         auto& g = q.qgroups[k.offset];
         g.qgroupid = k.offset;
         g.has_info = true;
-        g.info_generation = i.generation.get();
-        g.ondisk = {i.rfer.get(), i.rfer_cmpr.get(), i.excl.get(), i.excl_cmpr.get()};
+        g.info_generation = i.generation;
+        g.ondisk = {i.rfer, i.rfer_cmpr, i.excl, i.excl_cmpr};
         break;
       }
       case KeyType::QGROUP_LIMIT: {
-        if (data.size() < sizeof(QgroupLimitItem)) return make_error(Errc::corrupt, where() + ": qgroup limit item of " + std::to_string(data.size()) + " bytes");
-        QgroupLimitItem l{};
-        std::memcpy(&l, data.data(), sizeof l);
+        FSCTL_TRY_ASSIGN(QgroupLimitRecord l, with_context(decode_qgroup_limit(data), where()));
         auto& g = q.qgroups[k.offset];
         g.qgroupid = k.offset;
-        g.limit = QgroupLimit{l.flags.get(), l.max_rfer.get(), l.max_excl.get(), l.rsv_rfer.get(), l.rsv_excl.get()};
+        g.limit = QgroupLimit{l.flags, l.max_rfer, l.max_excl, l.rsv_rfer, l.rsv_excl};
         break;
       }
       case KeyType::QGROUP_RELATION:
-        relations.emplace_back(k.objectid, k.offset);
+        relations.push_back(k);
         break;
       default:
         break;
@@ -82,13 +75,9 @@ Result<std::optional<QuotaState>> read_quota(fs::FsInfo& fs) {
   // Each relation is stored as (child, parent) and (parent, child); the
   // member is the one with the lower level (kernel add_qgroup_relation_item).
   std::set<std::pair<u64, u64>> seen;
-  for (auto [a, b] : relations) {
-    if (qgroup_level(a) == qgroup_level(b))
-      return make_error(Errc::corrupt, "quota tree: relation between " + qgroupid_to_string(a) + " and " +
-                                           qgroupid_to_string(b) + " of the same level");
-    u64 child = qgroup_level(a) < qgroup_level(b) ? a : b;
-    u64 parent = child == a ? b : a;
-    seen.insert({child, parent});
+  for (const Key& k : relations) {
+    FSCTL_TRY_ASSIGN(QgroupRelation r, with_context(decode_qgroup_relation(k), "quota tree"));
+    seen.insert({r.member, r.parent});
   }
   for (auto [child, parent] : seen) {
     auto& c = q.qgroups[child];

@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "lib/format/qgroup_items.h"
 #include "lib/fs/fs_info.h"
 
 namespace fsctl::qgroup {
 
 /// qgroupid = level << 48 | id (BTRFS_QGROUP_LEVEL_SHIFT). Printed "level/id".
-[[nodiscard]] inline u64 qgroup_level(u64 qgroupid) { return qgroupid >> 48; }
-[[nodiscard]] inline u64 qgroup_subvolid(u64 qgroupid) { return qgroupid & ((1ULL << 48) - 1); }
+[[nodiscard]] inline u64 qgroup_level(u64 qgroupid) { return format::qgroupid_level(qgroupid); }
+[[nodiscard]] inline u64 qgroup_subvolid(u64 qgroupid) { return format::qgroupid_id(qgroupid); }
 [[nodiscard]] std::string qgroupid_to_string(u64 qgroupid);
 /// Parses "level/id" or a plain subvolume id. nullopt when malformed.
 [[nodiscard]] std::optional<u64> parse_qgroupid(const std::string& s);
@@ -30,7 +31,8 @@ struct QgroupCount {
 struct QgroupLimit {
   u64 flags = 0, max_rfer = 0, max_excl = 0, rsv_rfer = 0, rsv_excl = 0;
 };
-inline constexpr u64 QGROUP_LIMIT_MAX_RFER = 1ULL << 0, QGROUP_LIMIT_MAX_EXCL = 1ULL << 1;
+using format::QGROUP_LIMIT_MAX_EXCL;
+using format::QGROUP_LIMIT_MAX_RFER;
 
 /// One qgroup as stored in the quota tree.
 struct QgroupItem {
@@ -46,13 +48,13 @@ struct QgroupItem {
 /// Everything the quota tree holds.
 struct QuotaState {
   bool status_present = false;
-  u64 version = 0, generation = 0, flags = 0, rescan = 0, enable_gen = 0;
+  u64 version = 0, generation = 0, flags = 0, rescan = 0, enable_gen = 0;  // QGROUP_STATUS (format::QgroupStatusRecord)
   std::map<u64, QgroupItem> qgroups;  // by qgroupid
   u64 quota_tree_leaves = 0;          // how many leaves were read
-  [[nodiscard]] bool on() const { return flags & 1; }
-  [[nodiscard]] bool rescan_running() const { return flags & 2; }
-  [[nodiscard]] bool inconsistent() const { return flags & 4; }
-  [[nodiscard]] bool simple_mode() const { return flags & 8; }
+  [[nodiscard]] bool on() const { return flags & format::QGROUP_STATUS_FLAG_ON; }
+  [[nodiscard]] bool rescan_running() const { return flags & format::QGROUP_STATUS_FLAG_RESCAN; }
+  [[nodiscard]] bool inconsistent() const { return flags & format::QGROUP_STATUS_FLAG_INCONSISTENT; }
+  [[nodiscard]] bool simple_mode() const { return flags & format::QGROUP_STATUS_FLAG_SIMPLE_MODE; }
 };
 
 /// Reads the whole quota tree from its first key (0,0,0): status, every

@@ -4,7 +4,7 @@
 #include "lib/qgroup/repair.h"
 
 #include "lib/ctree/write.h"
-#include "lib/format/items.h"
+#include "lib/format/qgroup_items.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/reservation.h"
 #include "lib/transaction/transaction.h"
@@ -54,45 +54,31 @@ Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, con
     Status apply_changes(transaction::Transaction& t) {
       FSCTL_TRY_ASSIGN(auto* qroot, t.root(QUOTA_TREE_OBJECTID));
       u64 transid = t.transid();
-      auto write_info = [&](std::span<u8> d, const QgroupCount& c) {
-        auto* i = reinterpret_cast<QgroupInfoItem*>(d.data());
-        i->generation.set(transid);
-        i->rfer.set(c.rfer);
-        i->rfer_cmpr.set(c.rfer_cmpr);
-        i->excl.set(c.excl);
-        i->excl_cmpr.set(c.excl_cmpr);
-      };
+      auto info = [&](const QgroupCount& c) { return QgroupInfoRecord{transid, c.rfer, c.rfer_cmpr, c.excl, c.excl_cmpr}; };
       for (u64 id : update_) {
         ctree::Path p;
         FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, 0, p));
         if (!exact) return make_error(Errc::corrupt, "QGROUP_INFO of " + qgroupid_to_string(id) + " vanished");
-        auto d = ctree::item_data_mut(t, p);
-        if (d.size() < sizeof(QgroupInfoItem)) return make_error(Errc::corrupt, "short QGROUP_INFO of " + qgroupid_to_string(id));
-        write_info(d, computed_.counts.at(id));
+        FSCTL_TRY(with_context(store_qgroup_info(ctree::item_data_mut(t, p), info(computed_.counts.at(id))),
+                               "QGROUP_INFO of " + qgroupid_to_string(id)));
       }
       for (u64 id : add_) {
-        ctree::Path p;
-        FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, sizeof(QgroupInfoItem), p));
-        write_info(ctree::item_data_mut(t, p), computed_.counts.at(id));
+        FSCTL_TRY(ctree::insert_item(t, *qroot, Key{0, KeyType::QGROUP_INFO, id}, encode_qgroup_info(info(computed_.counts.at(id)))));
         auto it = quota_.qgroups.find(id);
-        if (it == quota_.qgroups.end() || !it->second.limit) {
-          ctree::Path lp;
-          FSCTL_TRY(ctree::insert_empty_item(t, *qroot, Key{0, KeyType::QGROUP_LIMIT, id}, sizeof(QgroupLimitItem), lp));
-        }
+        if (it == quota_.qgroups.end() || !it->second.limit)
+          FSCTL_TRY(ctree::insert_item(t, *qroot, Key{0, KeyType::QGROUP_LIMIT, id}, encode_qgroup_limit({})));
       }
       ctree::Path p;
       FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *qroot, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));
       if (!exact) return make_error(Errc::corrupt, "quota tree has no QGROUP_STATUS item");
       auto d = ctree::item_data_mut(t, p);
-      if (d.size() < 32) return make_error(Errc::corrupt, "short QGROUP_STATUS item");
-      auto* s = reinterpret_cast<QgroupStatusItem*>(d.data());
-      u64 flags = s->flags.get();
+      FSCTL_TRY_ASSIGN(QgroupStatusRecord s, with_context(decode_qgroup_status(d), "QGROUP_STATUS"));
       if (fix_status_) {
-        s->flags.set((flags & ~(QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)) | QGROUP_STATUS_FLAG_ON);
-        s->rescan.set(~0ULL);  // as a completed kernel rescan leaves it
+        s.flags = (s.flags & ~(QGROUP_STATUS_FLAG_RESCAN | QGROUP_STATUS_FLAG_INCONSISTENT)) | QGROUP_STATUS_FLAG_ON;
+        s.rescan = ~0ULL;  // as a completed kernel rescan leaves it
       }
-      s->generation.set(transid);
-      return {};
+      s.generation = transid;
+      return store_qgroup_status(d, s);
     }
 
     const QuotaState& quota_;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "lib/base/result.h"
-#include "lib/format/decode.h"
+#include "lib/format/chunk_item.h"
 
 namespace fsctl::relocation {
 

@@ -15,10 +15,14 @@
 #include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
-#include "lib/format/decode.h"
-#include "lib/format/encode.h"
+#include "lib/ctree/block_group_lookup.h"
+#include "lib/format/extent_backref.h"
+#include "lib/format/extent_item.h"
+#include "lib/format/file_extent.h"
 #include "lib/format/items.h"
 #include "lib/format/names.h"
+#include "lib/format/root_item.h"
+#include "lib/format/tree_header.h"
 
 namespace fsctl::relocation {
 using namespace fsctl::format;
@@ -49,13 +53,6 @@ u64 inline_block_backrefs(const ExtentRecord& rec) {
   }));
 }
 
-// Rewrites the extent item at `path` (same size) from `rec`.
-void rewrite_in_place(Transaction& t, const ctree::Path& path, const ExtentRecord& rec) {
-  auto bytes = encode_extent_item(rec);
-  auto d = ctree::item_data_mut(t, path);
-  std::memcpy(d.data(), bytes.data(), std::min(d.size(), bytes.size()));
-}
-
 // The full backref of type `type` (SHARED_BLOCK_REF or SHARED_DATA_REF) of
 // extent `key` that names `old_parent` now names `new_parent`: inline (the
 // refs re-sorted, the item rewritten in place: same size) or keyed (deleted
@@ -69,8 +66,8 @@ Status remap_full_backref(Transaction& t, ctree::WriteRoot& ext, const Key& key,
     if (r.type != type || r.parent != old_parent) continue;
     r.parent = new_parent;
     sort_inline_refs(rec.inline_refs);
-    rewrite_in_place(t, p, rec);
-    return {};
+    // Same refs, one parent changed: the item keeps its size.
+    return with_context(store_extent_item(ctree::item_data_mut(t, p), rec), "extent item " + key_to_string(key));
   }
   Key keyed{key.objectid, type, old_parent};
   ctree::Path q;
@@ -78,10 +75,11 @@ Status remap_full_backref(Transaction& t, ctree::WriteRoot& ext, const Key& key,
   if (!found)
     return make_error(Errc::corrupt, "extent " + key_to_string(key) + " has no " + key_type_name(type) + " to parent " +
                                          std::to_string(old_parent) + ", whose extent item says FULL_BACKREF");
-  auto data = q.item_data();
-  std::vector<u8> body(data.begin(), data.end());
+  FSCTL_TRY_ASSIGN(ExtentRef ref, with_context(decode_keyed_backref(keyed, q.item_data()), "extent tree"));
+  ref.parent = new_parent;
+  KeyedBackrefItem moved = encode_keyed_backref(key.objectid, ref);
   FSCTL_TRY(ctree::delete_item(t, ext, q));
-  return ctree::insert_item(t, ext, Key{key.objectid, type, new_parent}, body);
+  return ctree::insert_item(t, ext, moved.key, moved.data);
 }
 
 // Search keys whose copy-on-write paths pass through every block of tree
@@ -123,15 +121,9 @@ Result<std::vector<Key>> find_target_paths(Transaction& t, const ctree::WriteRoo
 Result<u64> committed_block_group_used(fs::FsInfo& fs, u64 start) {
   const fs::BlockGroup* bg = fs.block_group_of(start);
   if (!bg || bg->start != start) return make_error(Errc::corrupt, "no block group starts at " + std::to_string(start));
-  for (u64 tree : {BLOCK_GROUP_TREE_OBJECTID, EXTENT_TREE_OBJECTID}) {
-    auto root = fs.find_root(tree);
-    if (!root) continue;
-    FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, *root, Key{start, KeyType::BLOCK_GROUP_ITEM, bg->length}));
-    if (!item) continue;
-    if (item->size() < sizeof(BlockGroupItem)) return make_error(Errc::corrupt, "short block group item " + std::to_string(start));
-    return load_le<u64>(item->data());
-  }
-  return make_error(Errc::corrupt, "block group " + std::to_string(start) + " has no BLOCK_GROUP_ITEM; nothing was written");
+  FSCTL_TRY_ASSIGN(auto found, ctree::find_block_group_item(fs, fs.block_group_trees(), start, bg->length));
+  if (!found) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " has no BLOCK_GROUP_ITEM; nothing was written");
+  return found->item.used;
 }
 
 Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>& targets) {
@@ -297,7 +289,7 @@ transaction::Reservation RelocationPlan::reservation(u32 nodesize) const {
   // Extent tree: per copy one extent item deleted and one inserted, and the
   // full backrefs of its children and data extents updated (at most one per
   // child pointer or file extent item of a leaf: bounded by the slots).
-  u64 leaf_slots = leaf_data_size(nodesize) / (sizeof(Item) + sizeof(FileExtentItem));
+  u64 leaf_slots = leaf_data_size(nodesize) / (sizeof(Item) + FILE_EXTENT_ITEM_SIZE);
   bool all_targets = std::all_of(copy_.begin(), copy_.end(), [&](const auto& c) { return target_extents_.count(c.first); });
   if (!all_targets) {
     // Ancestors outside the targets: their extent items were not read, so
@@ -359,7 +351,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
       NodeView v = b->view();
       FSCTL_TRY_ASSIGN(auto nb, t.alloc_block_space(v.owner(), v.level()));
       std::memcpy(nb->data.data(), b->data.data(), ns);
-      reinterpret_cast<Header*>(nb->data.data())->bytenr.set(nb->bytenr);
+      set_header_bytenr(nb->data, nb->bytenr);
       if (v.level() > 0) {
         NodeMut m(nb->data, ns);
         for (u32 i = 0; i < m.nritems(); ++i) {
@@ -386,7 +378,9 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
     if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM " + key_to_string(key) + " vanished");
     auto d = ctree::item_data_mut(t, p);
-    store_le<u64>(d.data() + offsetof(RootItem, bytenr), it->second);
+    FSCTL_TRY_ASSIGN(RootInfo ri, with_context(decode_root_item(d), "ROOT_ITEM " + key_to_string(key)));
+    ri.bytenr = it->second;
+    FSCTL_TRY(store_root_item(d, ri));
   }
 
   timer.mark("3 root items");
@@ -477,11 +471,13 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
     auto& data = leaf_data[b->bytenr];
     for (u32 i = 0; i < v.nritems(); ++i) {
       if (v.item_type_at(i) != KeyType::EXTENT_DATA) continue;
-      auto d = v.item_data(i);
-      if (d.size() < sizeof(FileExtentItem)) continue;  // inline extent: no data extent
-      const auto* fe = reinterpret_cast<const FileExtentItem*>(d.data());
-      if (fe->type == FILE_EXTENT_INLINE || fe->disk_bytenr.get() == 0) continue;
-      data.emplace(fe->disk_bytenr.get(), fe->disk_num_bytes.get());
+      // A short or inconsistent item is corruption here as everywhere: its
+      // data extent (if any) would keep a SHARED_DATA_REF to the old leaf.
+      auto fe = decode_file_extent(v.item_data(i));
+      if (!fe)
+        return make_error(fe.error().context("tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i)));
+      if (!fe->has_data_extent()) continue;  // inline or a hole: no data extent
+      data.emplace(fe->disk_bytenr, fe->disk_num_bytes);
     }
     return {};
   }));

@@ -21,7 +21,7 @@ Result<Device> read_device_supers(std::unique_ptr<io::BlockDevice> dev) {
       continue;
     }
     SuperBlock sb{};
-    auto r = dev->read_at(st.physical, std::span<u8>(reinterpret_cast<u8*>(&sb), sizeof sb));
+    auto r = dev->read_at(st.physical, super_bytes(sb));
     if (!r) {
       st.problem = r.error().message;
     } else if (auto v = validate_super(sb, st.physical); !v) {
@@ -57,7 +57,7 @@ Result<Device> read_device_supers(std::unique_ptr<io::BlockDevice> dev) {
   for (auto& c : d.copies) {
     if (c.valid && c.mirror != best) {
       SuperBlock other{};
-      if (dev->read_at(c.physical, std::span<u8>(reinterpret_cast<u8*>(&other), sizeof other)) &&
+      if (dev->read_at(c.physical, super_bytes(other)) &&
           std::memcmp(other.fsid, d.super.fsid, FSID_SIZE) != 0) {
         c.valid = false;
         c.problem = "belongs to another filesystem (fsid " + uuid_to_string(other.fsid) + ")";

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "lib/format/csum.h"
-#include "lib/format/decode.h"
+#include "lib/format/chunk_item.h"
 #include "lib/format/super.h"
 #include "lib/volumes/chunk_map.h"
 
@@ -15,11 +15,11 @@ using namespace fsctl::format;
 
 extern "C" int LLVMFuzzerTestOneInput(const u8* data, std::size_t size) {
   SuperBlock sb{};
-  std::memcpy(&sb, data, std::min(size, sizeof sb));
+  std::memcpy(super_bytes(sb).data(), data, std::min<std::size_t>(size, SUPER_INFO_SIZE));
   (void)validate_super(sb, SUPER_INFO_OFFSET);
   u16 ct = sb.csum_type.get();
   if (csum_type_known(ct)) {
-    auto bytes = std::span<u8>(reinterpret_cast<u8*>(&sb), SUPER_INFO_SIZE);
+    std::span<u8> bytes = super_bytes(sb);
     CsumBytes c = compute_csum(ct, bytes.subspan(CSUM_SIZE_MAX));
     std::memcpy(sb.csum, c.data(), c.size());
     (void)validate_super(sb, sb.bytenr.get());

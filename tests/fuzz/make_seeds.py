@@ -4,7 +4,9 @@
 # images (needs mkfs.btrfs and a built fsctl in $FSCTL). Run from anywhere:
 #   FSCTL=build/fsctl python3 tests/fuzz/make_seeds.py
 # fuzz_super:      4096-byte primary superblocks (crc32c/4K, xxhash/16K DUP, raid1 devid 1)
-# fuzz_tree_block: [nodesize index][csum type] + one real tree block, per tree
+# fuzz_tree_block: [nodesize index][csum type] + one real tree block, per tree;
+#                  and from a non-skinny image with quota and regular file
+#                  extents: its extent, quota and fs tree leaves (s-*)
 # fuzz_open:       sparse images (le64 size, then (le64 offset, 4096 bytes) records)
 #                  holding the superblocks and every tree block of small filesystems
 import json, os, struct, subprocess, sys, tempfile
@@ -12,7 +14,7 @@ import json, os, struct, subprocess, sys, tempfile
 FSCTL = os.environ["FSCTL"]
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds")
 
-def mkfs(path, size, *args, files=0):
+def mkfs(path, size, *args, files=0, file_bytes=0):
     with open(path, "wb") as f:
         f.truncate(size)
     extra = []
@@ -20,7 +22,8 @@ def mkfs(path, size, *args, files=0):
         d = path + ".dir"
         os.makedirs(d, exist_ok=True)
         for i in range(files):
-            open(os.path.join(d, f"f{i}"), "w").close()
+            with open(os.path.join(d, f"f{i}"), "wb") as f:
+                f.write(os.urandom(file_bytes * (i % 3)))
         extra = ["-r", d]
     subprocess.run(["mkfs.btrfs", "-q", "-f", *args, *extra, path], check=True, capture_output=True)
 
@@ -96,6 +99,8 @@ def main():
     blk = next(t for t in trees if t["root_id"] == 3)["blocks"][0]
     write("fuzz_tree_block", "b-chunk-16k", bytes([2, 1]) + read(b, phys(cmap, blk["bytenr"]), 16384))
 
+    tree_block_seeds_nonskinny(tmp)
+
     for name, img in (("a-4k-single", a), ("n-4k-single-60files", n)):
         trees = dump(img)
         cmap = chunk_map(trees)
@@ -108,4 +113,21 @@ def main():
         write("fuzz_open", name, rec)
     subprocess.run(["rm", "-rf", tmp])
 
-main()
+def tree_block_seeds_nonskinny(tmp):
+    """Leaves of an image without skinny metadata (EXTENT_ITEMs of tree blocks
+    carry btrfs_tree_block_info), with quota items and regular file extents
+    (data refs inline in the extent items): the item codecs the other seeds
+    do not reach."""
+    s = os.path.join(tmp, "s.img")
+    mkfs(s, 256 << 20, "-n", "4096", "-m", "single", "-O", "^skinny-metadata", "-R", "quota", files=12, file_bytes=6000)
+    trees = dump(s)
+    cmap = chunk_map(trees)
+    for t in trees:
+        if t["root_id"] not in (2, 5, 8):
+            continue
+        want = {2: "EXTENT_ITEM", 5: "EXTENT_DATA", 8: "QGROUP_STATUS"}[t["root_id"]]
+        blk = next(b for b in t["blocks"] if any(it["key"]["type_name"] == want for it in b.get("items", [])))
+        write("fuzz_tree_block", f"s-{t['name'].lower()}-l0-{blk['bytenr']}", bytes([0, 0]) + read(s, phys(cmap, blk["bytenr"]), 4096))
+
+if __name__ == "__main__":
+    main()

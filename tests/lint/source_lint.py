@@ -10,6 +10,12 @@ must not come back, checked over the whole tree rather than per instance.
                 secure_getenv) under lib/, check/ or convert/: test and
                 profiling hooks are fs::OpenOptions (a device wrapper, a
                 commit observer) that cmd/ or a test fills (issue 11).
+  disk-cast     a reinterpret_cast outside lib/format (issue 11): item and
+                block bytes are read and written only through the typed codecs
+                of lib/format (lib/format/codecs.h), where a short item is
+                corruption decided in one place. Byte/char views and pointer
+                alignment have lib/base/bytes.h. The exceptions are listed in
+                DISK_CAST_ALLOWED, each with its reason.
 
 Usage: source_lint.py SRC_DIR. Prints every offending line, exits 1 if any.
 """
@@ -17,9 +23,22 @@ import os
 import re
 import sys
 
+# Paths where disk-cast is allowed, and why.
+DISK_CAST_ALLOWED = (
+    # The on-disk structs and their codecs: the one place that overlays bytes.
+    "lib/format/",
+    # until the transaction split lands (issue 11): transaction.cpp (Header of
+    # a new block), extent_refs.cpp (ExtentItem, RootItem), chunk.cpp
+    # (DevExtent, BlockGroupItem, FreeSpaceInfo, DiskKey) are being
+    # restructured by another change; their codecs exist (docs in the
+    # codecs' headers) and the casts go when that change lands.
+    "lib/transaction/",
+)
+
 RULES = [
     ("hex-decimal", re.compile(r'0x"\s*(\+|<<)'), ("lib", "cmd", "check", "convert", "tests/tools"), ()),
     ("getenv", re.compile(r'\b(secure_)?getenv\b'), ("lib", "check", "convert"), ()),
+    ("disk-cast", re.compile(r'\breinterpret_cast\s*<'), ("lib", "cmd", "check", "convert"), DISK_CAST_ALLOWED),
 ]
 
 

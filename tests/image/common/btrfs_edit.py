@@ -12,6 +12,8 @@
 #   btrfs_edit.py flip IMG LOGICAL OFFSET          xor a byte of the block in every copy (no csum fix)
 #   btrfs_edit.py setptr IMG NODE SLOT FIELD VALUE set blockptr|generation of a key pointer, fix csum
 #   btrfs_edit.py setu64 IMG LOGICAL OFFSET VALUE  write a le64 at OFFSET of the block, fix csum
+#   btrfs_edit.py shrink IMG LEAF SLOT BYTES       cut the last BYTES bytes of item SLOT's data (the
+#                                                  items after it move up, the leaf stays packed), fix csum
 import json, os, struct, subprocess, sys
 
 FSCTL = os.environ["FSCTL"]
@@ -116,6 +118,23 @@ def main():
         off, value = int(a[1]), int(a[2])
         def fn(blk):
             struct.pack_into("<Q", blk, off, value)
+        edit_block(img, int(a[0]), fn, True)
+    elif cmd == "shrink":
+        slot, cut = int(a[1]), int(a[2])
+        def fn(blk):
+            n, level = struct.unpack_from("<IB", blk, 96)
+            assert level == 0 and slot < n, "not a leaf or no such slot"
+            item = lambda i: HEADER + i * 25 + 17  # le32 offset, le32 size after the 17-byte key
+            off, size = struct.unpack_from("<II", blk, item(slot))
+            assert cut <= size, "item smaller than the cut"
+            low = struct.unpack_from("<I", blk, item(n - 1))[0]
+            # Data of items slot..n-1 lies in [low, off + size); keep all of it but the cut tail.
+            keep = bytes(blk[HEADER + low:HEADER + off + size - cut])
+            blk[HEADER + low:HEADER + low + cut] = bytes(cut)
+            blk[HEADER + low + cut:HEADER + off + size] = keep
+            for i in range(slot, n):
+                o, sz = struct.unpack_from("<II", blk, item(i))
+                struct.pack_into("<II", blk, item(i), o + cut, sz - cut if i == slot else sz)
         edit_block(img, int(a[0]), fn, True)
     else:
         raise SystemExit("unknown command " + cmd)

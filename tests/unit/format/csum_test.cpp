@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "lib/format/decode.h"
+#include "lib/format/extent_item.h"
 #include "lib/format/le.h"
 
 using namespace fsctl;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Decoders reject short or inconsistent items with Errc::corrupt, never UB.
-#include "lib/format/decode.h"
+#include "lib/format/chunk_item.h"
+#include "lib/format/extent_item.h"
+#include "lib/format/items.h"
+#include "lib/format/root_item.h"
 
 #include <doctest/doctest.h>
 

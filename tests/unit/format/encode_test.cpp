@@ -11,7 +11,7 @@
 // seq 0x100").
 #include <doctest/doctest.h>
 
-#include "lib/format/encode.h"
+#include "lib/format/extent_item.h"
 
 using namespace fsctl;
 using namespace fsctl::format;

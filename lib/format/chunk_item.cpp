@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Bounds-checked decoders (STYLE.md "On-disk structures"): chunk items, the
-// sys_chunk_array, extent items with inline refs, root items.
-#include "lib/format/decode.h"
+// CHUNK_ITEM and sys_chunk_array codec (kernel btrfs_tree.h struct btrfs_chunk,
+// btrfs_stripe; validity rules of volumes.c btrfs_check_chunk_valid).
+#include "lib/format/chunk_item.h"
 
-#include <algorithm>
 #include <cstring>
 
-#include "lib/format/csum.h"
 #include "lib/format/cursor.h"
+#include "lib/format/items.h"
 
 namespace fsctl::format {
 
@@ -109,104 +108,18 @@ Result<std::vector<Chunk>> decode_sys_chunk_array(std::span<const u8> array, u32
   return out;
 }
 
-Result<ExtentRecord> decode_extent_item(const Key& key, std::span<const u8> data) {
-  Cursor c(data);
-  if (data.size() < sizeof(ExtentItem))
-    return make_error(Errc::unsupported, "extent item of " + std::to_string(data.size()) + " bytes (v0 format?)");
-  FSCTL_TRY_ASSIGN(auto* ei, c.take<ExtentItem>("extent item"));
-  ExtentRecord r;
-  r.refs = ei->refs.get();
-  r.generation = ei->generation.get();
-  r.flags = ei->flags.get();
-  if (key.type == KeyType::METADATA_ITEM) {
-    r.level = static_cast<u8>(key.offset);
-  } else if (r.flags & EXTENT_FLAG_TREE_BLOCK) {
-    FSCTL_TRY_ASSIGN(auto* info, c.take<TreeBlockInfo>("tree_block_info"));
-    r.has_tree_block_info = true;
-    r.tree_block_key = info->key.to_cpu();
-    r.level = info->level;
-  }
-  while (c.remaining() > 0) {
-    FSCTL_TRY_ASSIGN(u8 type, c.u8_("inline ref type"));
-    ExtentRef ref;
-    ref.type = type;
-    switch (type) {
-      case KeyType::TREE_BLOCK_REF:
-      case KeyType::EXTENT_OWNER_REF: {
-        FSCTL_TRY_ASSIGN(auto* v, c.take<le64>("inline ref offset"));
-        ref.root = v->get();
-        break;
-      }
-      case KeyType::SHARED_BLOCK_REF: {
-        FSCTL_TRY_ASSIGN(auto* v, c.take<le64>("inline ref offset"));
-        ref.parent = v->get();
-        break;
-      }
-      case KeyType::EXTENT_DATA_REF: {
-        FSCTL_TRY_ASSIGN(auto* d, c.take<ExtentDataRef>("inline extent_data_ref"));
-        ref.root = d->root.get();
-        ref.objectid = d->objectid.get();
-        ref.offset = d->offset.get();
-        ref.count = d->count.get();
-        break;
-      }
-      case KeyType::SHARED_DATA_REF: {
-        FSCTL_TRY_ASSIGN(auto* v, c.take<le64>("inline ref offset"));
-        FSCTL_TRY_ASSIGN(auto* cnt, c.take<le32>("shared data ref count"));
-        ref.parent = v->get();
-        ref.count = cnt->get();
-        break;
-      }
-      default:
-        return make_error(Errc::corrupt, "unknown inline ref type " + std::to_string(type) + " at item offset " +
-                                             std::to_string(c.pos() - 1));
-    }
-    r.inline_refs.push_back(ref);
-  }
-  return r;
+std::vector<u8> encode_sys_chunk_entry(const Chunk& chunk) {
+  DiskKey k{};
+  k.set(Key{FIRST_CHUNK_TREE_OBJECTID, KeyType::CHUNK_ITEM, chunk.logical});
+  std::vector<u8> body = encode_chunk(chunk);
+  std::vector<u8> out(sizeof k + body.size());
+  std::memcpy(out.data(), &k, sizeof k);
+  std::memcpy(out.data() + sizeof k, body.data(), body.size());
+  return out;
 }
 
-Result<RootInfo> decode_root_item(std::span<const u8> data) {
-  if (data.size() < ROOT_ITEM_V1_SIZE)
-    return make_error(Errc::corrupt, "root item of " + std::to_string(data.size()) + " bytes, need at least " +
-                                         std::to_string(ROOT_ITEM_V1_SIZE));
-  RootItem ri{};
-  std::memcpy(&ri, data.data(), std::min(data.size(), sizeof(RootItem)));
-  RootInfo r;
-  r.generation = ri.generation.get();
-  r.root_dirid = ri.root_dirid.get();
-  r.bytenr = ri.bytenr.get();
-  r.bytes_used = ri.bytes_used.get();
-  r.last_snapshot = ri.last_snapshot.get();
-  r.flags = ri.flags.get();
-  r.refs = ri.refs.get();
-  r.drop_progress = ri.drop_progress.to_cpu();
-  r.drop_level = ri.drop_level;
-  r.level = ri.level;
-  r.v2 = data.size() >= sizeof(RootItem);
-  if (r.v2) {
-    r.generation_v2 = ri.generation_v2.get();
-    std::memcpy(r.uuid.data(), ri.uuid, UUID_SIZE);
-    std::memcpy(r.parent_uuid.data(), ri.parent_uuid, UUID_SIZE);
-    std::memcpy(r.received_uuid.data(), ri.received_uuid, UUID_SIZE);
-    r.ctransid = ri.ctransid.get();
-    r.otransid = ri.otransid.get();
-    r.stransid = ri.stransid.get();
-    r.rtransid = ri.rtransid.get();
-  }
-  if (r.level >= MAX_LEVEL) return make_error(Errc::corrupt, "root item level " + std::to_string(r.level) + " >= 8");
-  return r;
-}
-
-u64 hash_extent_data_ref(u64 root, u64 objectid, u64 offset) {
-  u8 b[8];
-  store_le<u64>(b, root);
-  u32 high = crc32c_raw(~0u, b);
-  store_le<u64>(b, objectid);
-  u32 low = crc32c_raw(~0u, b);
-  store_le<u64>(b, offset);
-  low = crc32c_raw(low, b);
-  return (static_cast<u64>(high) << 31) ^ static_cast<u64>(low);
+std::size_t sys_chunk_entry_size(std::size_t num_stripes) {
+  return sizeof(DiskKey) + sizeof(ChunkHeader) + num_stripes * sizeof(Stripe);
 }
 
 }  // namespace fsctl::format

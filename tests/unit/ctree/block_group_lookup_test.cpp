@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The one rule for which tree holds a BLOCK_GROUP_ITEM
+// (lib/ctree/block_group_lookup.h), over trees built in memory: the block
+// group tree when it exists, the extent tree when there is none or the item
+// is not in it, both during a conversion (an item in both is corrupt), and a
+// short item is corruption naming the key and tree.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "lib/ctree/block_group_lookup.h"
+#include "lib/ctree/tree_checker.h"
+#include "lib/ctree/write.h"
+#include "lib/format/items.h"
+#include "lib/format/tree_header.h"
+
+using namespace fsctl;
+using namespace fsctl::format;
+
+namespace {
+
+// Blocks in memory, one transaction, nothing freed for good.
+class MemTrees final : public ctree::TreeWriter {
+ public:
+  u64 transid() const override { return 10; }
+  u32 nodesize() const override { return 4096; }
+  Result<std::shared_ptr<cache::TreeBlock>> alloc_tree_block(u64 owner, u8 level) override {
+    auto b = std::make_shared<cache::TreeBlock>();
+    b->bytenr = next_ += 4096;
+    b->data.assign(4096, 0);
+    b->dirty = true;
+    TreeBlockHeader h;
+    h.bytenr = b->bytenr;
+    h.generation = transid();
+    h.owner = owner;
+    h.level = level;
+    store_header(b->data, h);
+    blocks_[b->bytenr] = b;
+    return b;
+  }
+  Status free_tree_block(u64, u64, u8) override { return {}; }
+  std::shared_ptr<cache::TreeBlock> dirty_block(u64 bytenr) override {
+    auto it = blocks_.find(bytenr);
+    return it == blocks_.end() ? nullptr : it->second;
+  }
+  Result<cache::TreeBlockRef> read_tree_block(u64 bytenr, const ctree::ParentCheck& check) override {
+    auto it = blocks_.find(bytenr);
+    if (it == blocks_.end()) return make_error(Errc::not_found, "no block " + std::to_string(bytenr));
+    FSCTL_TRY(ctree::check_node_layout(it->second->data, 4096));
+    FSCTL_TRY(ctree::check_parent(it->second->view(), check));
+    return cache::TreeBlockRef(it->second);
+  }
+  Status read_tree_blocks(std::vector<ctree::BlockRequest> reqs, const std::function<Status(const cache::TreeBlockRef&)>& visit,
+                          bool) override {
+    for (auto& r : reqs) {
+      FSCTL_TRY_ASSIGN(auto b, read_tree_block(r.bytenr, r.check));
+      FSCTL_TRY(visit(b));
+    }
+    return {};
+  }
+  ctree::WriteRoot new_tree(u64 id) {
+    auto leaf = alloc_tree_block(id, 0);
+    REQUIRE(leaf);
+    return ctree::WriteRoot{id, (*leaf)->bytenr, 0, transid()};
+  }
+
+ private:
+  u64 next_ = 1 << 20;
+  std::map<u64, std::shared_ptr<cache::TreeBlock>> blocks_;
+};
+
+void put(MemTrees& w, ctree::WriteRoot& root, u64 start, u64 length, u64 used) {
+  REQUIRE(ctree::insert_item(w, root, Key{start, KeyType::BLOCK_GROUP_ITEM, length},
+                             encode_block_group_item({used, FIRST_CHUNK_TREE_OBJECTID, BLOCK_GROUP_METADATA})));
+}
+
+}  // namespace
+
+TEST_CASE("find_block_group_item: which tree, for every conversion state") {
+  MemTrees w;
+  ctree::WriteRoot ext = w.new_tree(EXTENT_TREE_OBJECTID);
+  ctree::WriteRoot bgt = w.new_tree(BLOCK_GROUP_TREE_OBJECTID);
+  const u64 MiB = 1 << 20;
+  put(w, ext, 1 * MiB, MiB, 100);   // only in the extent tree
+  put(w, bgt, 2 * MiB, MiB, 200);   // only in the block group tree
+  put(w, ext, 3 * MiB, MiB, 301);   // in both
+  put(w, bgt, 3 * MiB, MiB, 302);
+
+  ctree::BlockGroupTrees extent_only{std::nullopt, ext.ref(), false};
+  ctree::BlockGroupTrees with_bgt{bgt.ref(), ext.ref(), false};
+  ctree::BlockGroupTrees converting{bgt.ref(), ext.ref(), true};
+
+  auto find = [&](const ctree::BlockGroupTrees& t, u64 start) { return ctree::find_block_group_item(w, t, start, MiB); };
+
+  // No block group tree: the extent tree.
+  auto a = find(extent_only, 1 * MiB);
+  REQUIRE(a);
+  REQUIRE(*a);
+  CHECK((*a)->tree == EXTENT_TREE_OBJECTID);
+  CHECK((*a)->item.used == 100);
+  CHECK(find(extent_only, 2 * MiB).value() == std::nullopt);
+
+  // A block group tree: it first; the extent tree for what it lacks.
+  auto b = find(with_bgt, 2 * MiB);
+  REQUIRE(b);
+  CHECK((*b)->tree == BLOCK_GROUP_TREE_OBJECTID);
+  CHECK((*b)->item.used == 200);
+  auto c = find(with_bgt, 1 * MiB);
+  REQUIRE(c);
+  CHECK((*c)->tree == EXTENT_TREE_OBJECTID);
+  auto d = find(with_bgt, 3 * MiB);  // not converting: the block group tree's item wins, the other is not looked at
+  REQUIRE(d);
+  CHECK((*d)->item.used == 302);
+  CHECK(find(with_bgt, 9 * MiB).value() == std::nullopt);
+
+  // During a conversion both trees are searched; an item in both is corrupt.
+  auto e = find(converting, 3 * MiB);
+  REQUIRE(!e);
+  CHECK(e.error().code == Errc::corrupt);
+  CHECK(e.error().message == "block group 3145728 has an item in both the extent tree and the block group tree");
+  CHECK(find(converting, 1 * MiB).value()->tree == EXTENT_TREE_OBJECTID);
+  CHECK(find(converting, 2 * MiB).value()->tree == BLOCK_GROUP_TREE_OBJECTID);
+
+  // The trees to read ahead follow the same rule.
+  CHECK(ctree::block_group_item_trees(extent_only).size() == 1);
+  CHECK(ctree::block_group_item_trees(with_bgt).size() == 1);
+  CHECK(ctree::block_group_item_trees(with_bgt)[0].root_id == BLOCK_GROUP_TREE_OBJECTID);
+  CHECK(ctree::block_group_item_trees(converting).size() == 2);
+}
+
+TEST_CASE("find_block_group_item: a short item is corrupt, naming key and tree") {
+  MemTrees w;
+  ctree::WriteRoot ext = w.new_tree(EXTENT_TREE_OBJECTID);
+  REQUIRE(ctree::insert_item(w, ext, Key{1 << 20, KeyType::BLOCK_GROUP_ITEM, 1 << 20}, std::vector<u8>(16, 0)));
+  auto r = ctree::find_block_group_item(w, {std::nullopt, ext.ref(), false}, 1 << 20, 1 << 20);
+  REQUIRE(!r);
+  CHECK(r.error().code == Errc::corrupt);
+  CHECK(r.error().message ==
+        "(1048576 192 1048576) in the EXTENT_TREE: block group item of 16 bytes, expect at least 24");
+}
