@@ -11,6 +11,7 @@
 
 #include "check/qgroup_verify.h"
 #include "cmd/commands.h"
+#include "cmd/interrupt.h"
 #include "lib/format/names.h"
 #include "lib/qgroup/qgroup.h"
 #include "lib/relocation/balance.h"
@@ -72,6 +73,8 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
                    static_cast<unsigned long long>(total), static_cast<unsigned long long>(copied));
       std::fflush(stderr);
     };
+  InterruptScope signals;
+  o.stop = signals.stop();
   auto r = relocation::balance_metadata(**fs, o);
   if (tty) std::fprintf(stderr, "\n");
   if (!r) return report_error(r.error(), a.devs[0]);
@@ -114,7 +117,15 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     else
       out["qgroups"] = {{"verified", false}};
     out["seconds"] = b.seconds;
+    out["interrupted"] = b.interrupted;
+    if (b.interrupted) out["state_note"] = b.state_note;
     std::cout << out.dump(2) << '\n';
+  } else if (b.interrupted) {
+    std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name() ? InterruptScope::signal_name() : "stop",
+                static_cast<unsigned long long>(b.commits), b.state_note.c_str());
+    if (qv)
+      std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
+                                            : "MISMATCH after balance (run fsctl qgroup verify for the table)");
   } else if (b.dry_run) {
     std::printf("dry run: %llu of %llu metadata and system block groups selected; the first batch would relocate %llu tree blocks, reserving %llu bytes; nothing written\n",
                 static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system),
@@ -131,7 +142,8 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
       std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
                                             : "MISMATCH after balance (run fsctl qgroup verify for the table)");
   }
-  return qgroups_ok ? EXIT_OK : EXIT_PROBLEMS;
+  if (!qgroups_ok) return EXIT_PROBLEMS;
+  return b.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
 }
 
 }  // namespace

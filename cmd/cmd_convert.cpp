@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cmd/commands.h"
+#include "cmd/interrupt.h"
 #include "convert/bg_tree.h"
 
 namespace fsctl::cmd {
@@ -34,6 +35,8 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
                    static_cast<unsigned long long>(total), s > 0 ? static_cast<double>(done) / s : 0.0);
       std::fflush(stderr);
     };
+  InterruptScope signals;
+  o.stop = signals.stop();
   auto r = convert::convert_bg_tree(**fs, o);
   if (tty) std::fprintf(stderr, "\n");
   if (!r) return report_error(r.error(), devs[0]);
@@ -49,6 +52,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["block_groups_total"] = c.block_groups_total;
     out["block_groups_to_move"] = c.block_groups_to_move;
     out["block_groups_moved"] = c.block_groups_moved;
+    out["block_groups_already_moved"] = c.block_groups_already_moved;
     out["commits"] = c.commits;
     out["batch"] = c.batch;
     out["tree_blocks_written"] = c.tree_blocks_written;
@@ -58,8 +62,15 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["used_bytes"] = c.used_bytes;
     out["set_no_holes"] = c.set_no_holes;
     out["seconds"] = c.seconds;
+    out["interrupted"] = c.interrupted;
+    if (c.interrupted) out["state_note"] = c.state_note;
     std::cout << out.dump(2) << '\n';
-    return EXIT_OK;
+    return c.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+  }
+  if (c.interrupted) {
+    std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name() ? InterruptScope::signal_name() : "stop",
+                static_cast<unsigned long long>(c.commits), c.state_note.c_str());
+    return EXIT_INTERRUPTED;
   }
   if (c.already_done) {
     std::cout << "nothing to do: block group items are already in the "
@@ -67,6 +78,10 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     return EXIT_OK;
   }
   if (dry_run) {
+    if (c.resumed)
+      std::printf("dry run: resuming a half conversion (%llu of %llu block groups already moved)\n",
+                  static_cast<unsigned long long>(c.block_groups_already_moved),
+                  static_cast<unsigned long long>(c.block_groups_total));
     std::printf("dry run: would move %llu block group items to the %s, new tree about %llu blocks, reserving %llu bytes; nothing written\n",
                 static_cast<unsigned long long>(c.block_groups_to_move), to_bgt ? "block group tree" : "extent tree",
                 static_cast<unsigned long long>(c.estimated_tree_blocks), static_cast<unsigned long long>(c.reserved_bytes));

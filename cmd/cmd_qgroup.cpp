@@ -7,6 +7,7 @@
 
 #include "check/qgroup_verify.h"
 #include "cmd/commands.h"
+#include "cmd/interrupt.h"
 #include "lib/format/feature_flags.h"
 #include "lib/fs/subvolumes.h"
 #include "lib/qgroup/repair.h"
@@ -150,10 +151,11 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   int rc = rep_.ok() ? EXIT_OK : EXIT_PROBLEMS;
   std::optional<qgroup::RepairResult> repaired;
   if (repair) {
-    auto rr = qgroup::repair_qgroups(**fs, rep_.quota, rep_.computed);
+    InterruptScope signals;
+    auto rr = qgroup::repair_qgroups(**fs, rep_.quota, rep_.computed, signals.stop());
     if (!rr) return report_error(rr.error(), devs[0]);
     repaired = *rr;
-    rc = EXIT_OK;
+    rc = repaired->interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }
   if (g.format == Format::json) {
     json out = json_header("qgroup verify");
@@ -184,7 +186,10 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
       out["repair"] = {{"wrote", repaired->wrote}, {"transid", repaired->transid},
                        {"qgroups_updated", repaired->qgroups_updated}, {"qgroups_added", repaired->qgroups_added},
                        {"status_fixed", repaired->status_fixed}, {"reserved_bytes", repaired->reserved_bytes},
-                       {"used_bytes", repaired->used_bytes}, {"tree_blocks_written", repaired->blocks_written}};
+                       {"used_bytes", repaired->used_bytes}, {"tree_blocks_written", repaired->blocks_written},
+                       {"interrupted", repaired->interrupted}};
+    out["interrupted"] = repaired && repaired->interrupted;
+    if (repaired && repaired->interrupted) out["state_note"] = "nothing was written";
     out["stats"] = {{"subvolumes", rep_.computed.subvols.size()}, {"tree_blocks", rep_.computed.tree_blocks},
                     {"data_extents", rep_.computed.data_extents}, {"root_sets", rep_.computed.rootsets},
                     {"quota_tree_leaves", rep_.quota.quota_tree_leaves}, {"seconds", rep_.computed.seconds}};
@@ -213,7 +218,10 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   else if (rep_.mismatches && !repaired)
     std::printf("qgroup numbers on disk are wrong; fsctl qgroup verify --repair writes the computed ones\n");
   if (repaired) {
-    if (!repaired->wrote)
+    if (repaired->interrupted)
+      std::printf("interrupted (%s) before the repair's commit: nothing was written\n",
+                  InterruptScope::signal_name() ? InterruptScope::signal_name() : "stop");
+    else if (!repaired->wrote)
       std::printf("repair: nothing to write, qgroups are right\n");
     else
       std::printf("repair: transaction %llu rewrote %llu qgroups, added %llu%s (%llu tree blocks written, %llu bytes used of %llu reserved)\n",

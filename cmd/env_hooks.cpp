@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
 namespace fsctl::cmd {
 
 void EnvObserver::on_commit(const fs::CommitRecord& record) {
+  if (++commits_ == signal_after_)
+    for (int i = 0; i < signal_count_; ++i) std::raise(SIGINT);
   if (log_.empty()) return;
   std::string label = record.label.empty() ? "unnamed" : record.label;
   std::replace(label.begin(), label.end(), ' ', '_');
@@ -43,7 +46,17 @@ EnvHooks EnvHooks::from_environment(std::string label) {
   }
   const char* log = std::getenv(RESERVATION_LOG_ENV);
   bool timing = std::getenv(TIMING_ENV) != nullptr;
-  if ((log && *log) || timing) h.observer_ = std::make_shared<EnvObserver>(log ? log : "", timing);
+  u64 signal_after = 0;
+  int signal_count = 1;
+  if (const char* v = std::getenv(SIGNAL_AFTER_COMMITS_ENV); v && *v) {
+    char* end = nullptr;
+    signal_after = std::strtoull(v, &end, 10);
+    if (*end == 'x') signal_count = static_cast<int>(std::strtol(end + 1, &end, 10));
+    if (*end || signal_count < 1 || signal_count > 2) signal_after = 0;
+  }
+  if ((log && *log) || timing || signal_after)
+    h.observer_ = std::make_shared<EnvObserver>(log ? log : "", timing);
+  if (signal_after) h.observer_->signal_after_commits(signal_after, signal_count);
   return h;
 }
 

@@ -12,6 +12,9 @@
 //       line, so parallel tests share the file; tests/reservation_report.py
 //       checks them: DESIGN.md invariant 4).
 //   FSCTL_TIMING  phase timings on stderr, "timing: PHASE SECONDS s rss R hwm H MiB [DETAIL]".
+//   FSCTL_SIGNAL_AFTER_COMMITS=N[xK]  interruption tests: right after the
+//       N-th commit of the process the observer raises SIGINT K times (1 or
+//       2, default 1), as an operator pressing Ctrl-C at that moment would.
 #pragma once
 #include <memory>
 #include <optional>
@@ -25,6 +28,7 @@ namespace fsctl::cmd {
 inline constexpr const char* FAIL_AFTER_WRITES_ENV = "FSCTL_FAIL_AFTER_WRITES";
 inline constexpr const char* RESERVATION_LOG_ENV = "FSCTL_RESERVATION_LOG";
 inline constexpr const char* TIMING_ENV = "FSCTL_TIMING";
+inline constexpr const char* SIGNAL_AFTER_COMMITS_ENV = "FSCTL_SIGNAL_AFTER_COMMITS";
 /// Exit status of a process whose fail point was reached.
 inline constexpr int FAIL_POINT_EXIT = 86;
 
@@ -34,8 +38,14 @@ class EnvObserver final : public fs::CommitObserver {
   /// `reservation_log`: file to append to (empty: none); `timing`: print
   /// phase timings on stderr.
   EnvObserver(std::string reservation_log, bool timing) : log_(std::move(reservation_log)), timing_(timing) {}
+  /// Raise SIGINT `count` times right after commit number `after` (1-based).
+  void signal_after_commits(u64 after, int count) {
+    signal_after_ = after;
+    signal_count_ = count;
+  }
   /// Appends "LABEL PID RESERVED USED" (spaces of the label become '_').
   /// Errors are ignored: the log is a test aid and must never fail a commit.
+  /// Then raises the signals asked for by signal_after_commits.
   void on_commit(const fs::CommitRecord& record) override;
   [[nodiscard]] bool wants_phase_timings() const override { return timing_; }
   void on_phase(const PhaseTiming& timing) override;
@@ -43,12 +53,15 @@ class EnvObserver final : public fs::CommitObserver {
  private:
   std::string log_;
   bool timing_ = false;
+  u64 commits_ = 0;
+  u64 signal_after_ = 0;
+  int signal_count_ = 0;
 };
 
 /// The hooks of one process, read from the environment once.
 class EnvHooks {
  public:
-  /// Reads the three variables. `label` names the operation in the
+  /// Reads the variables. `label` names the operation in the
   /// reservation log (e.g. "convert", "qgroup verify", "tree_torture").
   /// A FSCTL_FAIL_AFTER_WRITES that is not a positive number is ignored.
   [[nodiscard]] static EnvHooks from_environment(std::string label);

@@ -25,6 +25,7 @@ enum ExitCode : int {
   EXIT_BUSY = 5,         // device mounted or in use
   EXIT_NOSPC = 6,        // not enough space (reported before anything was written)
   EXIT_NO_QUOTA = 7,     // qgroup verify: quota is not enabled, nothing to verify
+  EXIT_INTERRUPTED = 130,  // a write command stopped early by SIGINT/SIGTERM/SIGHUP (cmd/interrupt.h)
 };
 
 /// Exit code for an error category.

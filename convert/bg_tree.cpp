@@ -81,6 +81,10 @@ class ConvertJob final : public transaction::BatchJob {
 
   [[nodiscard]] u64 to_move() const { return todo_.size(); }
   [[nodiscard]] u64 moved() const { return next_; }
+  /// Block groups already in the destination tree when the run started
+  /// (a resumed half conversion), and all of them.
+  [[nodiscard]] u64 already_moved() const { return fs_.block_groups().size() - todo_.size(); }
+  [[nodiscard]] u64 total() const { return fs_.block_groups().size(); }
   [[nodiscard]] u64 new_tree_blocks() const { return new_tree_blocks_; }
   [[nodiscard]] bool set_no_holes() const { return set_no_holes_; }
 
@@ -182,8 +186,13 @@ class ConvertJob final : public transaction::BatchJob {
   }
 
   std::string progress_note() const override {
-    return std::to_string(next_) + " of " + std::to_string(todo_.size()) + " block groups moved; the conversion is resumable";
+    if (!marked_) return "nothing was written";
+    std::string cmd = forward_ ? "fsctl convert --bg-tree" : "fsctl convert --no-bg-tree";
+    return std::to_string(already_moved() + next_) + " of " + std::to_string(total()) + " block groups moved: half converted " +
+           (forward_ ? "to the block group tree" : "back to the extent tree") +
+           "; the kernel will not mount it until `" + cmd + " DEVICE...` finishes it (rerunning resumes)";
   }
+  [[nodiscard]] bool started() const { return marked_; }
 
  private:
   // Backwards, the last batch also deletes the emptied block group tree.
@@ -274,11 +283,13 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   transaction::RunnerOptions ro;
   ro.batch = std::max<u64>(opts.batch, 1);
   ro.dry_run = opts.dry_run;
+  ro.stop = opts.stop;
   if (opts.progress)
-    ro.progress = [&](const transaction::BatchJob&) { opts.progress(real->moved(), real->to_move()); };
+    ro.progress = [&](const transaction::BatchJob&) { opts.progress(real->already_moved() + real->moved(), real->total()); };
   auto run = transaction::run_batches(fs, job, make, ro);
   if (!run) return make_error(run.error());
   rep.block_groups_to_move = real->to_move();
+  rep.block_groups_already_moved = real->already_moved();
   rep.estimated_tree_blocks = real->new_tree_blocks();
   rep.batch = run->batch;
   rep.reserved_bytes = run->reserved_bytes;
@@ -293,8 +304,15 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   rep.used_bytes = run->used_bytes;
   rep.set_no_holes = real->set_no_holes();
   fs::BgTreeState after = fs.bg_tree_state();
-  after.has_bg_tree_bit = forward;
-  after.changing = false;
+  if (run->interrupted) {
+    rep.interrupted = true;
+    rep.state_note = real->progress_note();
+    after.has_bg_tree_bit = !forward;
+    after.changing = real->started();
+  } else {
+    after.has_bg_tree_bit = forward;
+    after.changing = false;
+  }
   rep.state_after = after.describe();
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
 
 namespace fsctl::convert {
@@ -19,8 +20,12 @@ struct ConvertOptions {
   Direction direction = Direction::to_bg_tree;
   u64 batch = 1024;      // block groups moved per commit
   bool dry_run = false;  // compute and report, write nothing
-  /// Called after each commit with (moved so far, total to move).
+  /// Called after each commit with (block groups in the destination tree so
+  /// far, all block groups): a resumed run counts from where it was left.
   std::function<void(u64, u64)> progress;
+  /// Raised by signal handlers: stop between batches (level 1) or abandon
+  /// the batch in progress (level 2); the report then says `interrupted`.
+  const StopRequest* stop = nullptr;
 };
 
 struct ConvertReport {
@@ -30,6 +35,7 @@ struct ConvertReport {
   bool resumed = false;       // a half-done conversion (ours or btrfstune's) was continued
   u64 block_groups_total = 0;
   u64 block_groups_to_move = 0;  // items in the source tree at the start (a resumed run: the rest)
+  u64 block_groups_already_moved = 0;  // a resumed run: items already in the destination at the start
   u64 block_groups_moved = 0;
   u64 commits = 0;
   u64 batch = 0;  // block groups per commit used: the asked --batch, halved while its reservation did not fit
@@ -39,6 +45,11 @@ struct ConvertReport {
   u64 used_bytes = 0;      // metadata bytes allocated, sum over commits
   u64 estimated_tree_blocks = 0;  // dry run: blocks the new tree and the copies will take
   bool set_no_holes = false;
+  bool interrupted = false;  // stopped early by ConvertOptions::stop
+  /// Where the filesystem stands when the run stopped early (interrupted),
+  /// and how to go on: "nothing was written", or the half state and the
+  /// command that finishes it.
+  std::string state_note;
   double seconds = 0;
 };
 

@@ -12,7 +12,8 @@
 namespace fsctl::qgroup {
 using namespace fsctl::format;
 
-Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, const Computed& computed) {
+Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, const Computed& computed,
+                                    const StopRequest* stop) {
   RepairResult res;
   std::set<u64> subvols;
   for (auto& s : computed.subvols) subvols.insert(s.root_id);
@@ -93,7 +94,13 @@ Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, con
   transaction::JobFactory make = [&](fs::FsInfo&) -> Result<std::unique_ptr<transaction::BatchJob>> {
     return std::unique_ptr<transaction::BatchJob>(std::make_unique<RepairJob>(quota, computed, update, add, fix_status));
   };
-  FSCTL_TRY_ASSIGN(auto run, transaction::run_batches(fs, job, make, {}));
+  transaction::RunnerOptions ro;
+  ro.stop = stop;
+  FSCTL_TRY_ASSIGN(auto run, transaction::run_batches(fs, job, make, ro));
+  if (run.interrupted) {
+    res.interrupted = true;
+    return res;
+  }
   res.qgroups_updated = update.size();
   res.qgroups_added = add.size();
   res.status_fixed = fix_status;

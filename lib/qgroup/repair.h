@@ -2,6 +2,7 @@
 // Writing computed qgroup numbers back (an offline rescan; kernel
 // qgroup_rescan_leaf + update_qgroup_info_item + update_qgroup_status_item).
 #pragma once
+#include "lib/base/stop_request.h"
 #include "lib/qgroup/qgroup.h"
 
 namespace fsctl::qgroup {
@@ -15,14 +16,16 @@ struct RepairResult {
   u64 reserved_bytes = 0;
   u64 used_bytes = 0;
   u64 blocks_written = 0;
+  bool interrupted = false;  // stopped by `stop` before its commit: nothing written
 };
 
 /// Rewrites every QGROUP_INFO whose numbers differ from `computed` (all four
 /// numbers and the generation), adds INFO+LIMIT items for subvolumes without
 /// a level-0 qgroup, clears INCONSISTENT and RESCAN in the status item and
 /// sets its generation, in one transaction. Writes nothing when all is
-/// right. REQUIRES: `fs` opened for writing with block groups. Errors: those
+/// right. `stop` (signal handlers) may abandon it before its commit. REQUIRES: `fs` opened for writing with block groups. Errors: those
 /// of Transaction::start/reserve/commit (Errc::nospc before any write).
-[[nodiscard]] Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, const Computed& computed);
+[[nodiscard]] Result<RepairResult> repair_qgroups(fs::FsInfo& fs, const QuotaState& quota, const Computed& computed,
+                                                 const StopRequest* stop = nullptr);
 
 }  // namespace fsctl::qgroup

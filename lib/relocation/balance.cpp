@@ -109,7 +109,8 @@ class BalanceJob final : public transaction::BatchJob {
 
   std::string progress_note() const override {
     return std::to_string(rep_.block_groups_removed) + " of " + std::to_string(rep_.selected.size()) +
-           " block groups relocated and removed; rerun to finish";
+           " selected block groups relocated and removed; the filesystem is consistent and mounts; run the same "
+           "`fsctl balance` again to go on";
   }
 
  private:
@@ -261,12 +262,17 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   transaction::RunnerOptions ro;
   ro.dry_run = opts.dry_run;
   ro.rehearse = false;  // a balance reserves from its plan (its bound), as before the runner
+  ro.stop = opts.stop;
   FSCTL_TRY_ASSIGN(auto run, transaction::run_batches(fs, job, make, ro));
   rep.commits += run.commits;
   rep.tree_blocks_written += run.tree_blocks_written;
   rep.tree_blocks_written_early += run.tree_blocks_written_early;
   rep.reserved_bytes += run.reserved_bytes;
   rep.used_bytes += run.used_bytes;
+  if (run.interrupted) {
+    rep.interrupted = true;
+    rep.state_note = job.progress_note();
+  }
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
 #include "lib/relocation/filters.h"
 #include "lib/relocation/relocate.h"
@@ -26,6 +27,9 @@ struct BalanceOptions {
   bool force = false;       // -f: allow convert= to a profile with fewer copies
   /// Called after each batch with (block groups done, selected, tree blocks copied so far).
   std::function<void(u64, u64, u64)> progress;
+  /// Raised by signal handlers: stop between transactions (level 1) or
+  /// abandon the one in progress (level 2); the report then says `interrupted`.
+  const StopRequest* stop = nullptr;
 };
 
 struct BalanceReport {
@@ -43,6 +47,8 @@ struct BalanceReport {
   u64 used_bytes = 0;      // metadata bytes newly allocated, sum over transactions
   u64 chunks_allocated = 0;
   bool dry_run = false;
+  bool interrupted = false;  // stopped early by BalanceOptions::stop
+  std::string state_note;    // then: where the filesystem stands, how to go on
   double seconds = 0;
 };
 

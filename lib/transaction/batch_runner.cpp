@@ -42,9 +42,11 @@ Result<Rehearsal> rehearse(fs::FsInfo& fs, const JobFactory& make, const RunnerO
   Rehearsal r;
   r.batch = std::max<u64>(o.batch, 1);
   while (!job->done()) {
+    if (o.stop && o.stop->between_steps()) return make_error(Errc::aborted, "interrupted");
     u64 units = job->next_units(r.batch);
     FSCTL_TRY_ASSIGN(auto t, Transaction::start(*copy, job->allow_changing_bg_tree()));
     t->set_writeback_threshold(fs.cache().budget() / 2);
+    t->set_stop_request(o.stop);
     job->prepare(*t);
     Status st = job->apply(*t, units);
     if (st) st = t->commit(job->super_changes(units));
@@ -94,6 +96,10 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
   if (o.rehearse && estimate && *estimate <= REHEARSAL_MAX_BLOCKS) {
     bool too_big = false;
     auto r = rehearse(fs, make, o, &too_big);
+    if (!r && o.stop && o.stop->between_steps()) {
+      st.interrupted = true;  // before any write
+      return st;
+    }
     if (r) {
       rh = std::move(*r);
       st.rehearsed = true;
@@ -132,8 +138,17 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     return st;
   }
 
+  // A step abandoned by a stop request "now" aborts with nothing written;
+  // the run then reports where it stands instead of an error.
+  auto stopped = [&](const Error& e) -> Result<RunStats> {
+    if (o.stop && o.stop->now() && e.code == Errc::aborted) {
+      st.interrupted = true;
+      return st;
+    }
+    return make_error(after_commits(e, *job, st));
+  };
   for (std::size_t k = 0; !job->done(); ++k) {
-    if (o.stop && o.stop->load()) {
+    if (o.stop && o.stop->between_steps()) {
       st.interrupted = true;
       break;
     }
@@ -141,14 +156,15 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
       return make_error(after_commits(Error{Errc::aborted, 0, "the run has more steps than its rehearsal"}, *job, st));
     auto t = Transaction::start(fs, job->allow_changing_bg_tree());
     if (!t) return make_error(after_commits(t.error(), *job, st));
+    (*t)->set_stop_request(o.stop);
     job->prepare(**t);
     u64 units = 0;
     // Halving only before the step's first change: a step whose bound does
     // not fit gets fewer units (nothing written yet).
     auto reserved = reserve_step(**t, *job, rh ? &*rh : nullptr, k, st.batch, units, job->may_halve());
     if (!reserved) return make_error(after_commits(reserved.error(), *job, st));
-    if (auto a = job->apply(**t, units); !a) return make_error(after_commits(a.error(), *job, st));
-    if (auto c = (*t)->commit(job->super_changes(units)); !c) return make_error(after_commits(c.error(), *job, st));
+    if (auto a = job->apply(**t, units); !a) return stopped(a.error());
+    if (auto c = (*t)->commit(job->super_changes(units)); !c) return stopped(c.error());
     st.commits++;
     st.reserved_bytes += *reserved;
     st.used_bytes += (*t)->stats().used_bytes;

@@ -89,9 +89,13 @@ struct RunnerOptions {
   bool rehearse = true;   // may rehearse a small job on a copy first
   /// Memory the rehearsal's writes may take (overlay pages), bytes.
   u64 rehearsal_memory = 48ULL << 20;
-  /// Checked between steps: set (by a signal handler, say), the run stops
-  /// after the step in progress commits.
-  const std::atomic<bool>* stop = nullptr;
+  /// A request to stop (signal handlers raise it): at level 1 the run stops
+  /// after the step in progress commits; at level 2 the step in progress is
+  /// abandoned at its next block allocation (nothing of it written). Either
+  /// way run_batches returns with RunStats::interrupted, the filesystem at
+  /// its last commit. Checked between the rehearsal's steps too (nothing is
+  /// written then).
+  const StopRequest* stop = nullptr;
   /// Called after each commit of the real run with the job (its progress).
   std::function<void(const BatchJob&)> progress;
 };
@@ -105,7 +109,7 @@ struct RunStats {
   u64 used_bytes = 0;      // metadata bytes allocated, sum over commits
   u64 batch = 0;           // units per step the run ended with (halved while steps did not fit)
   bool rehearsed = false;  // reserved from a rehearsal (else from bounds)
-  bool interrupted = false;  // stopped between steps by RunnerOptions::stop
+  bool interrupted = false;  // stopped early by RunnerOptions::stop (the filesystem at its last commit)
 };
 
 /// Steps with fewer estimated blocks than this are rehearsed (BatchJob::estimate_blocks).

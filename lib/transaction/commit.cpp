@@ -24,6 +24,7 @@ Result<bool> Transaction::commit_round() {
 }
 
 Status Transaction::commit(const SuperChanges& super) {
+  if (stop_ && stop_->now()) return make_error(Errc::aborted, "interrupted");
   FSCTL_TRY(update_qgroup_status_generation());
   // The root tree's root block must carry the new generation (the kernel
   // reads it expecting the superblock's generation), so every commit copies

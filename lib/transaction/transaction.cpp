@@ -161,6 +161,7 @@ Status Transaction::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
 }
 
 Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 owner, u8 level) {
+  if (stop_ && stop_->now()) return make_error(Errc::aborted, "interrupted");
   FSCTL_TRY(load_space());
   FSCTL_TRY(write_back_early());
   u32 ns = nodesize();

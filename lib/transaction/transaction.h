@@ -24,6 +24,7 @@
 #include <set>
 #include <vector>
 
+#include "lib/base/stop_request.h"
 #include "lib/ctree/tree_writer.h"
 #include "lib/ctree/write.h"
 #include "lib/fs/fs_info.h"
@@ -158,6 +159,13 @@ class Transaction final : public ctree::TreeWriter {
   /// blocks before the superblock write. 0 turns it off. Read-only FsInfos
   /// (dry runs) never write back.
   void set_writeback_threshold(u64 bytes) { writeback_threshold_ = bytes; }
+
+  /// A request to stop (lib/base/stop_request.h): at level 2 ("now") every
+  /// block allocation and the start of the commit fail with Errc::aborted
+  /// ("interrupted"), so the step is abandoned before it writes anything of
+  /// its own (its blocks written back early lie in unreferenced space). Null:
+  /// never. REQUIRES: outlives the transaction.
+  void set_stop_request(const StopRequest* stop) { stop_ = stop; }
 
   [[nodiscard]] const TransactionStats& stats() const { return stats_; }
   [[nodiscard]] u64 reserved_bytes() const { return reserved_; }
@@ -295,6 +303,7 @@ class Transaction final : public ctree::TreeWriter {
   s64 bytes_used_delta_ = 0;
   u64 reserved_ = 0;
   TransactionStats stats_;
+  const StopRequest* stop_ = nullptr;
 };
 
 }  // namespace fsctl::transaction

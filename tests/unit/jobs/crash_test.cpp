@@ -89,34 +89,7 @@ TEST_CASE("balance -mconvert=single -f, then -mconvert=dup: a crash at every wri
 }
 
 TEST_CASE("qgroup verify --repair after an edited QGROUP_INFO: a crash at every write") {
-  // Damage two qgroups' numbers: 0/256 (sv1) referenced and exclusive + 1 MiB,
-  // 1/100 referenced + 4 KiB, committed by the transaction engine as a
-  // corrupting bit flip would leave them.
-  auto image = std::make_shared<io::MemoryImage>(*fixture("quota-4k"));
-  {
-    auto fs = open_memory_fs(image, true);
-    REQUIRE(fs.has_value());
-    auto t = transaction::Transaction::start(**fs);
-    REQUIRE(t.has_value());
-    transaction::Reservation r;
-    r.items_updated = 2;
-    REQUIRE((*t)->reserve(r).has_value());
-    auto q = (*t)->root(format::QUOTA_TREE_OBJECTID);
-    REQUIRE(q.has_value());
-    for (auto [qgroupid, rfer, excl] : {std::tuple<u64, u64, u64>{256, 1 << 20, 1 << 20}, {(1ULL << 48) | 100, 4096, 0}}) {
-      ctree::Path p;
-      auto found = ctree::search_slot_for_write(**t, **q, format::Key{0, format::KeyType::QGROUP_INFO, qgroupid}, 0, p);
-      REQUIRE(found.has_value());
-      REQUIRE(*found);
-      auto d = ctree::item_data_mut(**t, p);
-      REQUIRE(d.size() >= sizeof(format::QgroupInfoItem));
-      format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer),
-                            format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer)) + rfer);
-      format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl),
-                            format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl)) + excl);
-    }
-    REQUIRE((*t)->commit().has_value());
-  }
+  auto image = with_wrong_qgroups(fixture("quota-4k"));
   run_and_check("qgroup-repair", image, repair_job());
 }
 

@@ -31,10 +31,7 @@ class CommitRecorder final : public fs::CommitObserver {
   std::shared_ptr<io::MemoryImage> image_;
 };
 
-struct Checked {
-  TreeDump exact;   // always
-  TreeDump result;  // in the asked mode
-};
+}  // namespace
 
 /// Opens `image` read-only and checks it: every tree walked and verified,
 /// no fsck error, qgroups exact when asked; returns its dumps.
@@ -74,8 +71,6 @@ bool has_quota(const std::shared_ptr<io::MemoryImage>& image) {
   auto fs = open_memory_fs(image, false);
   return fs && (*fs)->find_root(format::QUOTA_TREE_OBJECTID).has_value();
 }
-
-}  // namespace
 
 CrashReport crash_at_every_write(const std::shared_ptr<const io::MemoryImage>& base, const Job& job, const CrashOptions& o) {
   auto t0 = std::chrono::steady_clock::now();

@@ -40,6 +40,23 @@ struct CrashReport {
   double seconds = 0;   // the whole loop, reference run included
 };
 
+/// An image's dumps after its check (open_and_check).
+struct Checked {
+  TreeDump exact;   // always
+  TreeDump result;  // in the asked mode
+};
+
+/// Opens `image` read-only and checks it: every tree walked and verified,
+/// no fsck error, qgroups exact when asked; returns its dumps. Errors:
+/// Errc::corrupt naming the first problem, or the open's.
+[[nodiscard]] Result<Checked> open_and_check(const std::shared_ptr<io::MemoryImage>& image, DumpMode mode,
+                                             bool qgroups_exact);
+/// Opens `image` for writing through `wrap` and `observer` and runs `job`.
+[[nodiscard]] Status run_job(const std::shared_ptr<io::MemoryImage>& image, const Job& job, io::DeviceWrapper wrap,
+                             fs::CommitObserver* observer, u64 cache_bytes);
+/// True when the filesystem on `image` has a quota tree.
+[[nodiscard]] bool has_quota(const std::shared_ptr<io::MemoryImage>& image);
+
 /// Runs the loop over a copy of `base` (never written). A crash point fails
 /// when: the job succeeds although the device stopped, or stops with another
 /// error than the fail point's; the filesystem does not open read-only from

@@ -2,6 +2,11 @@
 // Unpacking the zstd fixtures into sparse memory images, and opening them.
 #include "tests/unit/jobs/support/fixture.h"
 
+#include "lib/base/assert.h"
+#include "lib/ctree/write.h"
+#include "lib/format/items.h"
+#include "lib/transaction/transaction.h"
+
 #include <zstd.h>
 
 #include <fstream>
@@ -59,6 +64,38 @@ Result<std::unique_ptr<fs::FsInfo>> open_memory_fs(std::shared_ptr<io::MemoryIma
   std::vector<std::unique_ptr<io::BlockDevice>> devs;
   devs.push_back(io::make_memory_device(std::move(image), "memory"));
   return fs::FsInfo::open_devices(std::move(devs), o);
+}
+
+std::shared_ptr<io::MemoryImage> with_wrong_qgroups(const std::shared_ptr<const io::MemoryImage>& base) {
+  // Damage two qgroups' numbers: 0/256 (sv1) referenced and exclusive + 1 MiB,
+  // 1/100 referenced + 4 KiB, committed by the transaction engine as a
+  // corrupting bit flip would leave them.
+  auto image = std::make_shared<io::MemoryImage>(*base);
+  {
+    auto fs = open_memory_fs(image, true);
+    FSCTL_ASSERT(fs.has_value());
+    auto t = transaction::Transaction::start(**fs);
+    FSCTL_ASSERT(t.has_value());
+    transaction::Reservation r;
+    r.items_updated = 2;
+    FSCTL_ASSERT((*t)->reserve(r).has_value());
+    auto q = (*t)->root(format::QUOTA_TREE_OBJECTID);
+    FSCTL_ASSERT(q.has_value());
+    for (auto [qgroupid, rfer, excl] : {std::tuple<u64, u64, u64>{256, 1 << 20, 1 << 20}, {(1ULL << 48) | 100, 4096, 0}}) {
+      ctree::Path p;
+      auto found = ctree::search_slot_for_write(**t, **q, format::Key{0, format::KeyType::QGROUP_INFO, qgroupid}, 0, p);
+      FSCTL_ASSERT(found.has_value());
+      FSCTL_ASSERT(*found);
+      auto d = ctree::item_data_mut(**t, p);
+      FSCTL_ASSERT(d.size() >= sizeof(format::QgroupInfoItem));
+      format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer),
+                            format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer)) + rfer);
+      format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl),
+                            format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl)) + excl);
+    }
+    FSCTL_ASSERT((*t)->commit().has_value());
+  }
+  return image;
 }
 
 }  // namespace fsctl::testing

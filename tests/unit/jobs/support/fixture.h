@@ -27,4 +27,9 @@ namespace fsctl::testing {
                                                                  fs::CommitObserver* observer = nullptr,
                                                                  u64 cache_bytes = 64ULL << 20);
 
+/// A copy of `base` (the quota-4k fixture) with two qgroups' numbers made
+/// wrong and committed: 0/256 referenced and exclusive + 1 MiB, 1/100
+/// referenced + 4 KiB. What `qgroup verify --repair` has to fix.
+[[nodiscard]] std::shared_ptr<io::MemoryImage> with_wrong_qgroups(const std::shared_ptr<const io::MemoryImage>& base);
+
 }  // namespace fsctl::testing

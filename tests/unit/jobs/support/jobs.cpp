@@ -10,38 +10,57 @@
 
 namespace fsctl::testing {
 
-Job convert_job(bool to_bg_tree, u64 batch) {
-  return [=](fs::FsInfo& fs) -> Status {
-    convert::ConvertOptions o;
-    o.direction = to_bg_tree ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;
-    o.batch = batch;
-    FSCTL_TRY(convert::convert_bg_tree(fs, o));
+namespace {
+
+Job unstoppable(StoppableJob job) {
+  return [job = std::move(job)](fs::FsInfo& fs) -> Status {
+    FSCTL_TRY(job(fs, nullptr));
     return {};
   };
 }
 
-Job balance_job(const std::string& filters, u64 batch, bool force) {
+}  // namespace
+
+StoppableJob convert_stoppable(bool to_bg_tree, u64 batch) {
+  return [=](fs::FsInfo& fs, const StopRequest* stop) -> Result<bool> {
+    convert::ConvertOptions o;
+    o.direction = to_bg_tree ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;
+    o.batch = batch;
+    o.stop = stop;
+    FSCTL_TRY_ASSIGN(auto r, convert::convert_bg_tree(fs, o));
+    return r.interrupted;
+  };
+}
+
+Job convert_job(bool to_bg_tree, u64 batch) { return unstoppable(convert_stoppable(to_bg_tree, batch)); }
+
+StoppableJob balance_stoppable(const std::string& filters, u64 batch, bool force) {
   auto parsed = relocation::BalanceFilters::parse(filters);
   FSCTL_ASSERT(parsed.has_value());
   relocation::BalanceFilters f = *parsed;
-  return [=](fs::FsInfo& fs) -> Status {
+  return [=](fs::FsInfo& fs, const StopRequest* stop) -> Result<bool> {
     relocation::BalanceOptions o;
     o.metadata = f;
     o.system = f;
     o.batch = batch;
     o.force = force;
-    FSCTL_TRY(relocation::balance_metadata(fs, o));
-    return {};
+    o.stop = stop;
+    FSCTL_TRY_ASSIGN(auto r, relocation::balance_metadata(fs, o));
+    return r.interrupted;
   };
 }
 
-Job repair_job() {
-  return [](fs::FsInfo& fs) -> Status {
+Job balance_job(const std::string& filters, u64 batch, bool force) { return unstoppable(balance_stoppable(filters, batch, force)); }
+
+StoppableJob repair_stoppable() {
+  return [](fs::FsInfo& fs, const StopRequest* stop) -> Result<bool> {
     FSCTL_TRY_ASSIGN(auto report, check::verify_qgroups(fs));
     if (!report) return make_error(Errc::not_found, "quota is not enabled");
-    FSCTL_TRY(qgroup::repair_qgroups(fs, report->quota, report->computed));
-    return {};
+    FSCTL_TRY_ASSIGN(auto r, qgroup::repair_qgroups(fs, report->quota, report->computed, stop));
+    return r.interrupted;
   };
 }
+
+Job repair_job() { return unstoppable(repair_stoppable()); }
 
 }  // namespace fsctl::testing
