@@ -46,6 +46,7 @@ EnvHooks EnvHooks::from_environment(std::string label) {
   }
   const char* log = std::getenv(RESERVATION_LOG_ENV);
   bool timing = std::getenv(TIMING_ENV) != nullptr;
+  if (const char* v = std::getenv(HOLD_AFTER_OPEN_ENV); v && *v) h.hold_dir_ = v;
   u64 signal_after = 0;
   int signal_count = 1;
   if (const char* v = std::getenv(SIGNAL_AFTER_COMMITS_ENV); v && *v) {
@@ -58,6 +59,21 @@ EnvHooks EnvHooks::from_environment(std::string label) {
     h.observer_ = std::make_shared<EnvObserver>(log ? log : "", timing);
   if (signal_after) h.observer_->signal_after_commits(signal_after, signal_count);
   return h;
+}
+
+void EnvHooks::hold_after_write_open() const {
+  if (hold_dir_.empty()) return;
+  std::string opened = hold_dir_ + "/opened";
+  int fd = ::open(opened.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) ::close(fd);
+  // Opening a FIFO for reading blocks until a writer opens it; then wait
+  // for its byte (or its close).
+  int go = ::open((hold_dir_ + "/go").c_str(), O_RDONLY | O_CLOEXEC);
+  if (go < 0) return;
+  char c = 0;
+  ssize_t n = ::read(go, &c, 1);
+  (void)n;
+  ::close(go);
 }
 
 void EnvHooks::apply(fs::OpenOptions& o) const {

@@ -12,6 +12,10 @@
 //       line, so parallel tests share the file; tests/reservation_report.py
 //       checks them: DESIGN.md invariant 4).
 //   FSCTL_TIMING  phase timings on stderr, "timing: PHASE SECONDS s rss R hwm H MiB [DETAIL]".
+//   FSCTL_HOLD_AFTER_OPEN=DIR  concurrency tests: right after a write open
+//       (devices locked, nothing written) the process creates DIR/opened and
+//       waits until something is written to the FIFO DIR/go, so a test runs
+//       a second command at that exact moment without sleeping.
 //   FSCTL_SIGNAL_AFTER_COMMITS=N[xK]  interruption tests: right after the
 //       N-th commit of the process the observer raises SIGINT K times (1 or
 //       2, default 1), as an operator pressing Ctrl-C at that moment would.
@@ -28,6 +32,7 @@ namespace fsctl::cmd {
 inline constexpr const char* FAIL_AFTER_WRITES_ENV = "FSCTL_FAIL_AFTER_WRITES";
 inline constexpr const char* RESERVATION_LOG_ENV = "FSCTL_RESERVATION_LOG";
 inline constexpr const char* TIMING_ENV = "FSCTL_TIMING";
+inline constexpr const char* HOLD_AFTER_OPEN_ENV = "FSCTL_HOLD_AFTER_OPEN";
 inline constexpr const char* SIGNAL_AFTER_COMMITS_ENV = "FSCTL_SIGNAL_AFTER_COMMITS";
 /// Exit status of a process whose fail point was reached.
 inline constexpr int FAIL_POINT_EXIT = 86;
@@ -70,6 +75,9 @@ class EnvHooks {
   /// wrapper (every write open of the process shares the one budget, as
   /// the fail point counted every write request of the process before).
   void apply(fs::OpenOptions& o) const;
+  /// FSCTL_HOLD_AFTER_OPEN: announce the write open and wait for the go
+  /// (no-op without the variable; errors of the files are ignored).
+  void hold_after_write_open() const;
   /// True once the fail point was reached: the caller exits FAIL_POINT_EXIT.
   [[nodiscard]] bool fail_point_reached() const { return budget_ && budget_->tripped(); }
   /// Write requests performed through fault devices so far (0 without
@@ -78,6 +86,7 @@ class EnvHooks {
 
  private:
   std::string label_;
+  std::string hold_dir_;
   std::shared_ptr<io::FaultBudget> budget_;
   std::shared_ptr<EnvObserver> observer_;
 };

@@ -48,6 +48,7 @@ Result<std::unique_ptr<fs::FsInfo>> open_read_write(const std::vector<std::strin
   std::string fsid = format::uuid_to_string(fs->super().fsid);
   if (io::fsid_is_mounted(fsid))
     return make_error(Errc::busy, devs[0] + ": filesystem " + fsid + " is mounted; unmount it first");
+  if (g.hooks) g.hooks->hold_after_write_open();
   return fs;
 }
 
