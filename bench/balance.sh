@@ -2,32 +2,38 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # bench/balance.sh: `fsctl balance -m` against the kernel's `btrfs balance
 # start -m` on the balance-16snap-4k image (nodesize 4K, ~110,000 small files,
-# 16 snapshots with 3 files changed each, quota on), in one run.
+# 16 snapshots with 3 files changed each, quota on), optionally against an
+# older fsctl too, in one run (issues 6, 11, 14).
 #
-# For each run, on fresh copies (cp --sparse=always) of the same cached image:
-#   A. kernel: the copy on a loop device, mounted; page cache dropped; `btrfs
-#      balance start -m MNT` timed (wall, CPU of the btrfs process including
-#      the kernel work done in its context, its run-queue wait), then `btrfs
-#      filesystem sync MNT` (timed apart, added to the total). Meanwhile, where
-#      tracefs exists (/sys/kernel/tracing or /sys/kernel/debug/tracing; it is
-#      mounted at /sys/kernel/tracing for the run when the kernel has it but
-#      nothing mounted it), a trace instance of its own sums the
-#      btrfs:btrfs_qgroup_num_dirty_extents events of this filesystem (fsid)
-#      and counts btrfs:btrfs_qgroup_account_extent. Relocated block groups
-#      and extents come from the kernel log ("relocating block group",
-#      "found N extents") of this loop device after a marker written to
-#      /dev/kmsg. Qgroup status of the mounted fs: whether `btrfs qgroup show`
-#      warns "inconsistent". Unmount; commits = superblock generation delta.
-#      Note: `btrfs balance start -m` relocates the system chunks too (the
-#      kernel logs "balance: start -m -s"); fsctl's -m selects metadata block
-#      groups only, so its block group count is one lower on this image.
-#   B. fsctl: `fsctl --format json balance -m COPY` timed (wall, CPU, run-queue
-#      wait, peak RSS from /usr/bin/time -v); its JSON report's fields (block
-#      groups relocated, relocated extents, tree blocks copied, qgroup dirty
-#      extents, commits, reserved/used bytes, seconds) and the generation
-#      delta; then a read-only kernel mount of the result (mounts? qgroup
-#      status?). When this fsctl has no balance command, the script says
-#      "fsctl balance: not available" and goes on with the kernel alone.
+# Tools, alternated run by run (bench/lib.sh order_for: in run 1 old, new,
+# kernel; in run 2 new, kernel, old; ...), each on a fresh copy
+# (cp --sparse=always) of the same cached image, every timed command under
+# nice -n $NICE (default -10; 0 = off; for the kernel this is the btrfs
+# process, which does the relocation in its ioctl, not the kernel's workers):
+#   ref (kernel): the copy on a loop device, mounted; page cache dropped;
+#      `btrfs balance start -m MNT` timed (wall, CPU of the btrfs process
+#      including the kernel work done in its context, its run-queue wait),
+#      then `btrfs filesystem sync MNT` (timed apart, added to the total).
+#      Meanwhile, where tracefs exists (/sys/kernel/tracing or
+#      /sys/kernel/debug/tracing; it is mounted at /sys/kernel/tracing for the
+#      run when the kernel has it but nothing mounted it), a trace instance of
+#      its own sums the btrfs:btrfs_qgroup_num_dirty_extents events of this
+#      filesystem (fsid) and counts btrfs:btrfs_qgroup_account_extent.
+#      Relocated block groups and extents come from the kernel log
+#      ("relocating block group", "found N extents") of this loop device after
+#      a marker written to /dev/kmsg. Qgroup status of the mounted fs: whether
+#      `btrfs qgroup show` warns "inconsistent". Unmount; commits = superblock
+#      generation delta. Note: `btrfs balance start -m` relocates the system
+#      chunks too (the kernel logs "balance: start -m -s"); fsctl's -m selects
+#      metadata block groups only, so its block group count is one lower on
+#      this image.
+#   new, old (fsctl: --fsctl, --fsctl-old): `fsctl --format json balance -m
+#      COPY` timed (wall, CPU, run-queue wait, peak RSS from /usr/bin/time -v);
+#      its JSON report's fields (block groups relocated, relocated extents,
+#      tree blocks copied, qgroup dirty extents, commits, reserved/used bytes,
+#      seconds) and the generation delta; then a read-only kernel mount of the
+#      result (mounts? qgroup status?). When an fsctl has no balance command,
+#      the script says "not available" for it.
 #   After each: `btrfs check --readonly`, `btrfs check --readonly
 #   --qgroup-report` (no "are different"), `fsctl qgroup verify` (exit 0), and
 #   every qgroup's on-disk numbers (`fsctl qgroup show`) against the image's
@@ -35,21 +41,29 @@
 #   groups left (`fsctl inspect block-groups`).
 # Then a side-by-side table (min-max over the runs): seconds, relocated
 # extents, qgroup dirty extents, commits, qgroups consistent (check
-# --qgroup-report, fsctl qgroup verify, numbers unchanged), peak RSS, speedup.
+# --qgroup-report, fsctl qgroup verify, numbers unchanged), peak RSS; and
+# min/median/max per tool with the median ratios new/kernel and new/old and a
+# "row:" line for bench/RESULTS.md (bench/lib.sh summarize).
 #
 # Needs root (drop_caches, loop devices, mount, tracefs, /dev/kmsg),
 # btrfs-progs, GNU time, python3; ~2 GB free under $FSCTL_BENCH_DIR.
 #
-# Usage: bench/balance.sh [--fsctl PATH] [--btrfs PATH] [--runs N]
-#                         [--no-kernel] [--no-fsctl] [--build-only] [--keep] [IMG]
-#   --fsctl PATH   fsctl binary (default: $FSCTL or build/fsctl); use a Release build
-#   --btrfs PATH   btrfs binary (default: btrfs on PATH)
-#   --runs N       balances per tool (default 3), each on a fresh copy
-#   --no-kernel    skip A (e.g. while working on fsctl)
-#   --no-fsctl     skip B
-#   --build-only   make (or find) the cached image, print what it holds, exit
-#   --keep         keep the working directory (copies after balance, outputs)
-#   IMG            another image instead of balance-16snap-4k
+# Usage: bench/balance.sh [--fsctl PATH] [--fsctl-old PATH] [--btrfs PATH]
+#                         [--runs N] [--nice N] [--no-kernel] [--no-fsctl]
+#                         [--build-only] [--keep] [IMG]
+#   --fsctl PATH      fsctl binary (default: $FSCTL or build/fsctl); use a Release
+#                     build (bench/build-fsctl.sh REV makes one of any commit)
+#   --fsctl-old PATH  an older fsctl run side by side (default: none)
+#   --btrfs PATH      btrfs for balance start and the checks (default: btrfs on PATH)
+#   --progs DIR       accepted for symmetry with the other scripts; unused here
+#                     (the reference is the running kernel)
+#   --runs N          balances per tool (default 3), each on a fresh copy
+#   --nice N          niceness of the timed commands (default $NICE or -10; 0 = off)
+#   --no-kernel       leave out the kernel (the reference is then "not measured")
+#   --no-fsctl        leave out both fsctl
+#   --build-only      make (or find) the cached image, print what it holds, exit
+#   --keep            keep the working directory (copies after balance, outputs)
+#   IMG               another image instead of balance-16snap-4k
 # Image: make_snap_image (bench/lib.sh): $FSCTL_BENCH_DIR/balance-16snap-4k.img
 # (default /var/tmp/fsctl-bench, shared with bench/walk.sh and bench/qgroup.sh)
 # when its build is logged in build.log, else the one bench/qgroup.sh made,
@@ -57,7 +71,8 @@
 # minutes). What it holds is cached next to it (IMG.balance-info). The shared
 # balance-16snap-4k.json describes one particular build (its fsid); the
 # script says whether the image is that build, and prints that build's kernel
-# figures only as a reference when it is not.
+# figures only as a note about that other build when it is not (they are
+# never used in a ratio).
 # Working copies go to $FSCTL_BENCH_DIR/balance/work and are removed at exit.
 set -euo pipefail
 
@@ -74,8 +89,11 @@ IMG=
 while [ $# -gt 0 ]; do
   case $1 in
     --fsctl) FSCTL=$2; shift 2 ;;
+    --fsctl-old) FSCTL_OLD=$2; shift 2 ;;
+    --progs) PROGS=$2; shift 2 ;;
     --btrfs) BTRFS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
+    --nice) NICE=$2; shift 2 ;;
     --no-kernel) DO_KERNEL=0; shift ;;
     --no-fsctl) DO_FSCTL=0; shift ;;
     --build-only) BUILD_ONLY=1; shift ;;
@@ -186,7 +204,7 @@ else:
           % (os.path.basename(ref_path), ref["superblock"]["label"], ref["superblock"]["fsid"],
              ref["extent_tree"]["METADATA_ITEM"],
              ", which differs in " + ", ".join(diffs) if diffs else ", same shape"))
-    print("  its figures are a reference only, measured elsewhere: %s" % summary)
+    print("  its figures were measured elsewhere and are not compared with this run: %s" % summary)
 PY
 }
 
@@ -360,13 +378,30 @@ sel_items=$(python3 -c '
 import json, sys
 print(sum(g["metadata_items"] for g in json.load(open(sys.argv[1]))["block_groups"] if g["flags"].split("|")[0] in ("METADATA", "SYSTEM")))' "$INFO")
 
-have_balance=0
-if grep -qE '^[[:space:]]+balance([[:space:]]|$)' < <("$FSCTL" --help 2>&1); then have_balance=1; fi
+# have_balance BIN: 1 when this fsctl has a balance command
+have_balance() {
+  if grep -qE '^[[:space:]]+balance([[:space:]]|$)' < <("$1" --help 2>&1); then echo 1; else echo 0; fi
+}
+declare -A HAVE_BAL=([new]=0 [old]=0)
+HAVE_BAL[new]=$(have_balance "$FSCTL")
+[ -z "$FSCTL_OLD" ] || HAVE_BAL[old]=$(have_balance "$FSCTL_OLD")
+if [ "$DO_FSCTL" = 0 ]; then FSCTL_OLD=; fi
+set_tools "$DO_KERNEL"
+if [ "$DO_FSCTL" = 0 ]; then TOOLS=(); [ "$DO_KERNEL" = 0 ] || TOOLS=(ref); fi
+[ ${#TOOLS[@]} -gt 0 ] || die "--no-kernel and --no-fsctl: nothing to measure"
+REF_LABEL="kernel $(uname -r)"
 
 echo
-bench_header
-echo "# caches dropped before each timed command; each balance on a fresh sparse copy of $IMG"
-[ "$have_balance" = 1 ] || echo "# fsctl balance: not available ($FSCTL has no balance command); kernel column only"
+if [ "$DO_KERNEL" = 1 ]; then
+  ref_line="reference: the kernel ($(uname -r)): $BTRFS balance start -m MNT, then btrfs filesystem sync MNT (both in the time)"
+else
+  ref_line="reference: not measured (--no-kernel)"
+fi
+bench_header "$ref_line" "fsctl: --format json balance -m COPY" "each balance on a fresh sparse copy of $IMG"
+for t in new old; do
+  [ "$t" = new ] || [ -n "$FSCTL_OLD" ] || continue
+  [ "${HAVE_BAL[$t]}" = 1 ] || echo "# fsctl $t balance: not available ($(fsctl_of "$t") has no balance command)"
+done
 echo
 
 [ "$DO_KERNEL" = 0 ] || trace_setup
@@ -380,92 +415,104 @@ fi
 echo "# selected by -m: $sel_items tree blocks (METADATA_ITEMs) in the metadata and system block groups"
 echo
 
-k_walls=() k_cpus=() k_ext=() k_dirty=() k_commits=() k_qr=() k_ver=() k_same=() k_alone=()
-f_walls=() f_cpus=() f_ext=() f_dirty=() f_commits=() f_qr=() f_ver=() f_same=() f_rss=() f_alone=() f_blocks=() f_bgs=()
+# Per tool (ref, old, new): space-separated figures of the runs
+declare -A P_WALL P_ALONE P_CPU P_BGS P_EXT P_BLOCKS P_DIRTY P_COMMITS P_QR P_VER P_SAME P_RSS
 
 rfmt='%-7s %3s | %8s %7s %7s %8s | %4s %8s %8s %6s %7s | %-5s %-5s %-5s %-5s\n'
 printf "$rfmt" tool run "wall s" "cpu s" "runq s" "RSS MiB" BGs extents "blocks" dirty commits check qrep verif same
 
-if [ "$DO_KERNEL" = 1 ]; then
-  for run in $(seq 1 "$RUNS"); do
-    copy=$WORK/kernel.run$run.img
-    fresh_copy "$IMG" "$copy"
-    g0=$(gen_of "$copy")
-    LOOP=$(losetup -f --show "$copy")
-    dev=${LOOP#/dev/}
-    mount -t btrfs "$LOOP" "$MNT"
-    marker="fsctl bench/balance.sh $$ run $run on $dev"
-    echo "$marker" > /dev/kmsg
-    trace_start
-    timed "$WORK/kernel.run$run.out" "$BTRFS" balance start -m "$MNT"
-    k_wall=$T_WALL k_cpu=$T_CPU k_runq=$T_RUNQ k_rss=$T_RSS k_rc=$T_RC
-    t0=$(now_ns)
-    "$BTRFS" filesystem sync "$MNT"
-    t1=$(now_ns)
-    trace_stop "$fsid" "$WORK/kernel.run$run.trace"
-    k_sync=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
-    dmesg | awk -v m="$marker" 'index($0, m) { on = 1; next } on' | grep -F "(device $dev)" > "$WORK/kernel.run$run.dmesg" || true
-    read -r k_bgs k_found < <(awk '
-      /relocating block group/ { g++ }
-      /found [0-9]+ extents/ { for (i = 1; i <= NF; i++) if ($i == "found") e += $(i + 1) }
-      END { printf "%d %d\n", g, e }' "$WORK/kernel.run$run.dmesg")
-    "$BTRFS" qgroup show --raw "$MNT" > "$WORK/kernel.run$run.qshow" 2> "$WORK/kernel.run$run.qshow.err" || true
-    if grep -qi inconsistent "$WORK/kernel.run$run.qshow.err"; then k_live=INCONSISTENT; else k_live=consistent; fi
-    umount "$MNT"
-    losetup -d "$LOOP"
-    LOOP=
-    g1=$(gen_of "$copy")
-    k_total=$(awk -v a="$k_wall" -v b="$k_sync" 'BEGIN { printf "%.3f", a + b }')
-    checks_after "$copy" "kernel.run$run"
-    printf "$rfmt" kernel "$run" "$k_total" "$k_cpu" "$k_runq" "($k_rss)" "$k_bgs" "$k_found" "-" "$TR_DIRTY" "$((g1 - g0))" \
-      "${C_CHECK%%(*}" "${C_QREPORT%%(*}" "${C_VERIFY%%(*}" "${C_SAME%% *}"
-    echo "        balance $k_wall s + sync $k_sync s; exit $k_rc: $(tr '\n' ' ' < "$WORK/kernel.run$run.out" | sed 's/  */ /g')"
-    echo "        kernel log: $(grep -c . "$WORK/kernel.run$run.dmesg") lines; $(grep -o 'relocating block group [0-9]* flags [a-z|]*' "$WORK/kernel.run$run.dmesg" | sed 's/relocating block group //' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
-    echo "        trace: $TR_COMMITS num_dirty_extents events, $TR_ACCOUNT btrfs_qgroup_account_extent; qgroup show on the mounted fs: $k_live"
-    echo "        qgroup numbers unchanged: $C_SAME; metadata/system after: $C_META"
-    [ "$k_live" = consistent ] || C_QREPORT="$C_QREPORT, kernel flag INCONSISTENT"
-    k_walls+=("$k_total") k_cpus+=("$k_cpu") k_ext+=("$k_found") k_dirty+=("$TR_DIRTY") k_commits+=("$((g1 - g0))")
-    k_qr+=("$C_QREPORT") k_ver+=("$C_VERIFY") k_same+=("${C_SAME%% *}") k_bgsv=$k_bgs
-    k_alone+=("$(awk -v w="$k_total" -v q="$k_runq" 'BEGIN { printf "%.3f", w - q }')")
-    [ "$KEEP" = 1 ] || rm -f "$copy"
-  done
-fi
+kernel_run() {  # RUN
+  local run=$1 copy g0 g1 dev marker k_wall k_cpu k_runq k_rss k_rc t0 t1 k_sync k_bgs k_found k_live k_total
+  copy=$WORK/kernel.run$run.img
+  fresh_copy "$IMG" "$copy"
+  g0=$(gen_of "$copy")
+  LOOP=$(losetup -f --show "$copy")
+  dev=${LOOP#/dev/}
+  mount -t btrfs "$LOOP" "$MNT"
+  marker="fsctl bench/balance.sh $$ run $run on $dev"
+  echo "$marker" > /dev/kmsg
+  trace_start
+  timed "$WORK/kernel.run$run.out" nice -n "$NICE" "$BTRFS" balance start -m "$MNT"
+  k_wall=$T_WALL k_cpu=$T_CPU k_runq=$T_RUNQ k_rss=$T_RSS k_rc=$T_RC
+  t0=$(now_ns)
+  "$BTRFS" filesystem sync "$MNT"
+  t1=$(now_ns)
+  trace_stop "$fsid" "$WORK/kernel.run$run.trace"
+  k_sync=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+  dmesg | awk -v m="$marker" 'index($0, m) { on = 1; next } on' | grep -F "(device $dev)" > "$WORK/kernel.run$run.dmesg" || true
+  read -r k_bgs k_found < <(awk '
+    /relocating block group/ { g++ }
+    /found [0-9]+ extents/ { for (i = 1; i <= NF; i++) if ($i == "found") e += $(i + 1) }
+    END { printf "%d %d\n", g, e }' "$WORK/kernel.run$run.dmesg")
+  "$BTRFS" qgroup show --raw "$MNT" > "$WORK/kernel.run$run.qshow" 2> "$WORK/kernel.run$run.qshow.err" || true
+  if grep -qi inconsistent "$WORK/kernel.run$run.qshow.err"; then k_live=INCONSISTENT; else k_live=consistent; fi
+  umount "$MNT"
+  losetup -d "$LOOP"
+  LOOP=
+  g1=$(gen_of "$copy")
+  k_total=$(awk -v a="$k_wall" -v b="$k_sync" 'BEGIN { printf "%.3f", a + b }')
+  T_WALL=$k_total
+  record "balance -m" ref
+  checks_after "$copy" "kernel.run$run"
+  printf "$rfmt" kernel "$run" "$k_total" "$k_cpu" "$k_runq" "($k_rss)" "$k_bgs" "$k_found" "-" "$TR_DIRTY" "$((g1 - g0))" \
+    "${C_CHECK%%(*}" "${C_QREPORT%%(*}" "${C_VERIFY%%(*}" "${C_SAME%% *}"
+  echo "        balance $k_wall s + sync $k_sync s; exit $k_rc: $(tr '\n' ' ' < "$WORK/kernel.run$run.out" | sed 's/  */ /g')"
+  echo "        kernel log: $(grep -c . "$WORK/kernel.run$run.dmesg") lines; $(grep -o 'relocating block group [0-9]* flags [a-z|]*' "$WORK/kernel.run$run.dmesg" | sed 's/relocating block group //' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+  echo "        trace: $TR_COMMITS num_dirty_extents events, $TR_ACCOUNT btrfs_qgroup_account_extent; qgroup show on the mounted fs: $k_live"
+  echo "        qgroup numbers unchanged: $C_SAME; metadata/system after: $C_META"
+  [ "$k_live" = consistent ] || C_QREPORT="$C_QREPORT, kernel flag INCONSISTENT"
+  P_WALL[ref]+="$k_total " P_CPU[ref]+="$k_cpu " P_EXT[ref]+="$k_found " P_DIRTY[ref]+="$TR_DIRTY " P_COMMITS[ref]+="$((g1 - g0)) "
+  P_QR[ref]+="${C_QREPORT// /_} " P_VER[ref]+="${C_VERIFY// /_} " P_SAME[ref]+="${C_SAME%% *} " P_BGS[ref]+="$k_bgs "
+  P_ALONE[ref]+="$(awk -v w="$k_total" -v q="$k_runq" 'BEGIN { printf "%.3f", w - q }') "
+  [ "$KEEP" = 1 ] || rm -f "$copy"
+}
 
-if [ "$DO_FSCTL" = 1 ] && [ "$have_balance" = 0 ]; then
-  echo "fsctl balance: not available"
-elif [ "$DO_FSCTL" = 1 ]; then
-  for run in $(seq 1 "$RUNS"); do
-    copy=$WORK/fsctl.run$run.img
-    fresh_copy "$IMG" "$copy"
-    g0=$(gen_of "$copy")
-    timed "$WORK/fsctl.run$run.json" "$FSCTL" --format json balance -m "$copy"
-    f_wall=$T_WALL f_cpu=$T_CPU f_runq=$T_RUNQ f_rs=$T_RSS f_rc=$T_RC
-    g1=$(gen_of "$copy")
-    { read -r r_bgs r_ext r_blocks r_dirty r_commits r_res r_used r_secs r_qok; read -r r_fields; } < <(fsctl_fields "$WORK/fsctl.run$run.json")
-    checks_after "$copy" "fsctl.run$run"
-    # The kernel mounts the result (read-only loop device) and sees quota consistent.
-    f_mount=FAILED
-    LOOP=$(losetup -r -f --show "$copy")
-    if mount -t btrfs -o ro "$LOOP" "$MNT" 2> "$WORK/fsctl.run$run.mount.err"; then
-      "$BTRFS" qgroup show --raw "$MNT" > /dev/null 2> "$WORK/fsctl.run$run.qshow.err" || true
-      if grep -qi inconsistent "$WORK/fsctl.run$run.qshow.err"; then f_mount="mounts, quota INCONSISTENT"; else f_mount="mounts, quota consistent"; fi
-      umount "$MNT"
-    fi
-    losetup -d "$LOOP"
-    LOOP=
-    printf "$rfmt" fsctl "$run" "$f_wall" "$f_cpu" "$f_runq" "$f_rs" "$r_bgs" "$r_ext" "$r_blocks" "$r_dirty" "$((g1 - g0))" \
-      "${C_CHECK%%(*}" "${C_QREPORT%%(*}" "${C_VERIFY%%(*}" "${C_SAME%% *}"
-    echo "        exit $f_rc; report: commits $r_commits, reserved $r_res, used $r_used, seconds $r_secs, qgroups consistent $r_qok; kernel: $f_mount"
-    echo "        $r_fields" | cut -c1-400
-    [ "$f_rc" = 0 ] || sed 's/^/        fsctl: /' "$WORK/fsctl.run$run.json" | grep -v '^        fsctl: *[{}"]' | head -10 || true
-    echo "        qgroup numbers unchanged: $C_SAME; metadata/system after: $C_META"
-    [ "$f_mount" = "mounts, quota consistent" ] || C_QREPORT="$C_QREPORT, kernel: $f_mount"
-    f_walls+=("$f_wall") f_cpus+=("$f_cpu") f_ext+=("$r_ext") f_dirty+=("$r_dirty") f_commits+=("$((g1 - g0))")
-    f_qr+=("$C_QREPORT") f_ver+=("$C_VERIFY") f_same+=("${C_SAME%% *}") f_rss+=("$f_rs") f_blocks+=("$r_blocks") f_bgs+=("$r_bgs")
-    f_alone+=("$(awk -v w="$f_wall" -v q="$f_runq" 'BEGIN { printf "%.3f", w - q }')")
-    [ "$KEEP" = 1 ] || rm -f "$copy"
+fsctl_run() {  # TOOL RUN
+  local tool=$1 run=$2 bin copy g0 g1 f_wall f_cpu f_runq f_rs f_rc f_mount
+  local r_bgs r_ext r_blocks r_dirty r_commits r_res r_used r_secs r_qok r_fields
+  bin=$(fsctl_of "$tool")
+  if [ "${HAVE_BAL[$tool]}" = 0 ]; then
+    printf "$rfmt" "$tool" "$run" "n/a" "" "" "" "" "" "" "" "" "" "" "" ""
+    return
+  fi
+  copy=$WORK/fsctl-$tool.run$run.img
+  fresh_copy "$IMG" "$copy"
+  g0=$(gen_of "$copy")
+  timed "$WORK/fsctl-$tool.run$run.json" nice -n "$NICE" "$bin" --format json balance -m "$copy"
+  f_wall=$T_WALL f_cpu=$T_CPU f_runq=$T_RUNQ f_rs=$T_RSS f_rc=$T_RC
+  record "balance -m" "$tool"
+  g1=$(gen_of "$copy")
+  { read -r r_bgs r_ext r_blocks r_dirty r_commits r_res r_used r_secs r_qok; read -r r_fields; } < <(fsctl_fields "$WORK/fsctl-$tool.run$run.json")
+  checks_after "$copy" "fsctl-$tool.run$run"
+  # The kernel mounts the result (read-only loop device) and sees quota consistent.
+  f_mount=FAILED
+  LOOP=$(losetup -r -f --show "$copy")
+  if mount -t btrfs -o ro "$LOOP" "$MNT" 2> "$WORK/fsctl-$tool.run$run.mount.err"; then
+    "$BTRFS" qgroup show --raw "$MNT" > /dev/null 2> "$WORK/fsctl-$tool.run$run.qshow.err" || true
+    if grep -qi inconsistent "$WORK/fsctl-$tool.run$run.qshow.err"; then f_mount="mounts, quota INCONSISTENT"; else f_mount="mounts, quota consistent"; fi
+    umount "$MNT"
+  fi
+  losetup -d "$LOOP"
+  LOOP=
+  printf "$rfmt" "$tool" "$run" "$f_wall" "$f_cpu" "$f_runq" "$f_rs" "$r_bgs" "$r_ext" "$r_blocks" "$r_dirty" "$((g1 - g0))" \
+    "${C_CHECK%%(*}" "${C_QREPORT%%(*}" "${C_VERIFY%%(*}" "${C_SAME%% *}"
+  echo "        exit $f_rc; report: commits $r_commits, reserved $r_res, used $r_used, seconds $r_secs, qgroups consistent $r_qok; kernel: $f_mount"
+  echo "        $r_fields" | cut -c1-400
+  [ "$f_rc" = 0 ] || sed 's/^/        fsctl: /' "$WORK/fsctl-$tool.run$run.json" | grep -v '^        fsctl: *[{}"]' | head -10 || true
+  echo "        qgroup numbers unchanged: $C_SAME; metadata/system after: $C_META"
+  [ "$f_mount" = "mounts, quota consistent" ] || C_QREPORT="$C_QREPORT, kernel: $f_mount"
+  P_WALL[$tool]+="$f_wall " P_CPU[$tool]+="$f_cpu " P_EXT[$tool]+="$r_ext " P_DIRTY[$tool]+="$r_dirty " P_COMMITS[$tool]+="$((g1 - g0)) "
+  P_QR[$tool]+="${C_QREPORT// /_} " P_VER[$tool]+="${C_VERIFY// /_} " P_SAME[$tool]+="${C_SAME%% *} " P_RSS[$tool]+="$f_rs "
+  P_BLOCKS[$tool]+="$r_blocks " P_BGS[$tool]+="$r_bgs "
+  P_ALONE[$tool]+="$(awk -v w="$f_wall" -v q="$f_runq" 'BEGIN { printf "%.3f", w - q }') "
+  [ "$KEEP" = 1 ] || rm -f "$copy"
+}
+
+for run in $(seq 1 "$RUNS"); do
+  for tool in $(order_for "$run"); do
+    if [ "$tool" = ref ]; then kernel_run "$run"; else fsctl_run "$tool" "$run"; fi
   done
-fi
+done
 echo
 
 # --- side by side -------------------------------------------------------------
@@ -481,31 +528,39 @@ range() {
 verdict() {
   [ $# -gt 0 ] || { echo "-"; return; }
   local v
-  for v in "$@"; do case $v in ok|yes) ;; *) echo "$v"; return ;; esac; done
+  for v in "$@"; do case $v in ok|yes) ;; *) echo "${v//_/ }"; return ;; esac; done
   echo "ok ($# of $#)"
 }
 
-sfmt='%-48s | %-30s | %-28s\n'
-printf "$sfmt" "balance -m, $RUNS run(s), min-max" "kernel (btrfs balance -m)" "fsctl balance -m"
-printf "$sfmt" "$(printf '%.0s-' $(seq 48))" "$(printf '%.0s-' $(seq 30))" "$(printf '%.0s-' $(seq 28))"
-fcol() { if [ "$have_balance" = 1 ] && [ "$DO_FSCTL" = 1 ]; then echo "$1"; else echo "n/a (not available)"; fi; }
-printf "$sfmt" "seconds (wall; kernel: balance + sync)" "$(range "${k_walls[@]}")" "$(fcol "$(range "${f_walls[@]}")")"
-printf "$sfmt" "seconds not waiting for a CPU (wall - runq)" "$(range "${k_alone[@]}")" "$(fcol "$(range "${f_alone[@]}")")"
-printf "$sfmt" "CPU seconds (user + sys of the process)" "$(range "${k_cpus[@]}")" "$(fcol "$(range "${f_cpus[@]}")")"
-printf "$sfmt" "block groups relocated (kernel -m: + system)" "${k_bgsv:--}" "$(fcol "$(range "${f_bgs[@]}")")"
-printf "$sfmt" "relocated extents" "$(range "${k_ext[@]}")" "$(fcol "$(range "${f_ext[@]}")")"
-printf "$sfmt" "tree blocks copied" "-" "$(fcol "$(range "${f_blocks[@]}")")"
-printf "$sfmt" "qgroup dirty extents" "$(range "${k_dirty[@]}")" "$(fcol "$(range "${f_dirty[@]}")")"
-printf "$sfmt" "commits (superblock generation delta)" "$(range "${k_commits[@]}")" "$(fcol "$(range "${f_commits[@]}")")"
-printf "$sfmt" "qgroups consistent: btrfs check --qgroup-report" "$(verdict "${k_qr[@]}")" "$(fcol "$(verdict "${f_qr[@]}")")"
-printf "$sfmt" "qgroups consistent: fsctl qgroup verify" "$(verdict "${k_ver[@]}")" "$(fcol "$(verdict "${f_ver[@]}")")"
-printf "$sfmt" "qgroup numbers unchanged (fsctl qgroup show)" "$(verdict "${k_same[@]}")" "$(fcol "$(verdict "${f_same[@]}")")"
-printf "$sfmt" "peak RSS MiB" "$([ ${#k_walls[@]} -gt 0 ] && echo "n/a (work done in the kernel)" || echo -)" "$(fcol "$(range "${f_rss[@]}")")"
-if [ ${#k_walls[@]} -gt 0 ] && [ ${#f_walls[@]} -gt 0 ]; then
-  sp=$(awk -v klo="$(range "${k_walls[@]}" | cut -d- -f1)" -v khi="$(range "${k_walls[@]}" | cut -d- -f2)" \
-           -v flo="$(range "${f_walls[@]}" | cut -d- -f1)" -v fhi="$(range "${f_walls[@]}" | cut -d- -f2)" \
-           'BEGIN { printf "%.1fx-%.1fx (worst pairing first)", klo / fhi, khi / flo }')
-  printf "$sfmt" "speedup (kernel s / fsctl s)" "" "$sp"
-else
-  printf "$sfmt" "speedup (kernel s / fsctl s)" "" "n/a"
-fi
+# col FN ARRAY TOOL: FN over the tool's figures, or why there are none
+col() {
+  local fn=$1 tool=$3 vals
+  local -n figures=$2
+  if [[ " ${TOOLS[*]} " != *" $tool "* ]]; then
+    if [ "$tool" = ref ]; then echo "not measured"; elif [ "$tool" = old ]; then echo "- (no --fsctl-old)"; else echo "-"; fi
+    return
+  fi
+  if [ "$tool" != ref ] && [ "${HAVE_BAL[$tool]}" = 0 ]; then echo "n/a (not available)"; return; fi
+  vals=${figures[$tool]:-}
+  # shellcheck disable=SC2086
+  $fn $vals
+}
+sfmt='%-48s | %-26s | %-22s | %-22s\n'
+printf "$sfmt" "balance -m, $RUNS run(s), min-max" "kernel (btrfs balance -m)" "fsctl old" "fsctl new"
+printf "$sfmt" "$(printf '%.0s-' $(seq 48))" "$(printf '%.0s-' $(seq 26))" "$(printf '%.0s-' $(seq 22))" "$(printf '%.0s-' $(seq 22))"
+row3() { printf "$sfmt" "$1" "$(col "$2" "$3" ref)" "$(col "$2" "$3" old)" "$(col "$2" "$3" new)"; }
+row3 "seconds (wall; kernel: balance + sync)" range P_WALL
+row3 "seconds not waiting for a CPU (wall - runq)" range P_ALONE
+row3 "CPU seconds (user + sys of the process)" range P_CPU
+row3 "block groups relocated (kernel -m: + system)" range P_BGS
+row3 "relocated extents" range P_EXT
+row3 "tree blocks copied" range P_BLOCKS
+row3 "qgroup dirty extents" range P_DIRTY
+row3 "commits (superblock generation delta)" range P_COMMITS
+row3 "qgroups consistent: btrfs check --qgroup-report" verdict P_QR
+row3 "qgroups consistent: fsctl qgroup verify" verdict P_VER
+row3 "qgroup numbers unchanged (fsctl qgroup show)" verdict P_SAME
+printf "$sfmt" "peak RSS MiB" "$([ "$DO_KERNEL" = 1 ] && echo "n/a (work done in the kernel)" || echo "not measured")" "$(col range P_RSS old)" "$(col range P_RSS new)"
+echo
+summarize "balance -m" "$(basename "$IMG" .img)" "$REF_LABEL" "n/a (kernel)"
+bench_footer

@@ -1,53 +1,74 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# bench/convert.sh: `fsctl convert --bg-tree` against btrfs-progs'
-# `btrfstune --convert-to-block-group-tree`, and the kernel's mount time and
-# mount read I/Os before and after the conversion, in one run (issue 5).
+# bench/convert.sh: `fsctl convert --bg-tree` (and back, --no-bg-tree) against
+# btrfs-progs' `btrfstune --convert-to-block-group-tree` (and
+# --convert-from-block-group-tree), optionally against an older fsctl too,
+# and the kernel's mount time and mount read I/Os before and after the
+# conversion, all in one run (issues 5, 11 and 14).
 #
-# For each image and run, on fresh copies (cp --sparse=always), with the page
-# cache dropped before every timed command (sync; echo 3 > drop_caches):
-#   1. fsctl convert --bg-tree: wall time, CPU time (user + sys), the time
-#      its main thread waited for a CPU (run-queue wait from
+# Tools, alternated run by run (bench/lib.sh order_for: in run 1 old, new,
+# reference; in run 2 new, reference, old; ...):
+#   new   fsctl (--fsctl)
+#   old   a second fsctl (--fsctl-old), e.g. the commit before a refactoring:
+#         the new/old median ratio says whether the change slowed it down
+#   ref   btrfstune from the reference btrfs-progs build (--progs DIR): when it
+#         is missing or lacks the option, the reference is "not measured"
+#         (no figure from elsewhere is printed in its place)
+# For each image, run and tool, on a fresh copy (cp --sparse=always), with the
+# page cache dropped before every timed command (sync; echo 3 > drop_caches):
+#   1. the conversion to the block group tree: wall time, CPU time (user +
+#      sys), the time its main thread waited for a CPU (run-queue wait from
 #      /proc/PID/schedstat: on a loaded machine wall minus that is about what
 #      the run would take alone), peak RSS (/usr/bin/time -v), commits
-#      (superblock generation delta), tree blocks written (fsctl's JSON);
-#      then `btrfs check --readonly` and `fsctl inspect block-groups`.
-#   2. btrfstune --convert-to-block-group-tree on its own copy, when the
-#      btrfstune found has that option; otherwise the reference figure of
-#      FORMAT.md section 5 is printed, labeled as such.
-#   3. fsctl convert --no-bg-tree on the converted copy (timed), then the same
-#      checks.
-#   4. kernel `mount -o ro` of the unconverted and the converted image through
-#      a read-only loop device: wall time of mount(8), and reads completed /
-#      sectors read from /sys/block/loopN/stat just before and after mounting.
-# The timed commands (conversions, btrfstune, mount) run under nice -n $NICE
-# (default -10, as in bench/walk.sh; 0 = off): on a shared machine it keeps
-# other jobs from stretching the short runs. The run-queue wait is still shown.
-# Then side by side with ratios, and whether the targets of issue 5 are met:
-#   fsctl >= 4x faster than btrfstune (and < 1 s for 7,003 block groups),
+#      (superblock generation delta), tree blocks written and reserved/used
+#      metadata (fsctl's JSON); then `btrfs check --readonly` and
+#      `fsctl inspect block-groups` on the result.
+#   2. (unless --no-reverse) the conversion back on the same copy, timed and
+#      checked the same way.
+#   Then, once per image, kernel `mount -o ro` of the unconverted image and of
+#   the new fsctl's converted copy of run 1 through a read-only loop device:
+#   wall time of mount(8), and reads completed / sectors read from
+#   /sys/block/loopN/stat just before and after mounting.
+# Every timed command (conversions of all tools, mounts) runs under
+# nice -n $NICE (default -10; 0 = off): on a shared machine it keeps other
+# jobs from stretching the short runs. The run-queue wait is still shown, and
+# the load average before and after and at every timed command is printed.
+# Per job and tool: min/median/max wall seconds, median CPU and wall minus
+# run-queue wait, peak RSS; the median ratios new/ref and new/old; a "row:"
+# line for the table at the top of bench/RESULTS.md. The targets of issue 5
+# are judged on the medians (against the measured reference only):
+#   btrfstune / fsctl >= 4x (and fsctl < 1 s for 7,003 block groups),
 #   fsctl peak RSS < cache budget (256 MiB) + 64 MiB,
 #   mount read I/Os after conversion >= 40x fewer than before.
 #
 # Needs root (drop_caches, loop devices, mount), btrfs-progs, GNU time, zstd,
 # tar, python3 (to fill the 4K images).
 #
-# Usage: bench/convert.sh [--fsctl PATH] [--btrfstune PATH] [--runs N]
-#                         [--mount-runs N] [--batch N] [--nice N] [--only NAME]
+# Usage: bench/convert.sh [--fsctl PATH] [--fsctl-old PATH] [--progs DIR]
+#                         [--btrfs PATH] [--runs N] [--mount-runs N] [--batch N]
+#                         [--nice N] [--only NAME | --all] [--no-reverse]
 #                         [--build-only]
-#   --fsctl PATH       fsctl binary (default: $FSCTL or build/fsctl); use a Release build
-#   --btrfstune PATH   btrfstune binary (default: btrfstune on PATH)
-#   --runs N           conversions per image (default 3), each on a fresh copy
-#   --mount-runs N     mounts before and after (default 3)
-#   --batch N          pass --batch N to fsctl (default: fsctl's own default)
+#   --fsctl PATH       fsctl binary (default: $FSCTL or build/fsctl); use a Release
+#                      build (bench/build-fsctl.sh REV makes one of any commit)
+#   --fsctl-old PATH   an older fsctl run side by side (default: none)
+#   --progs DIR        reference btrfs-progs build (default /var/tmp/btrfs-progs-ref,
+#                      ../shared/tools/build-btrfs-progs.sh makes it): DIR/btrfstune
+#   --btrfs PATH       btrfs for the checks and image facts (default: btrfs on PATH)
+#   --runs N           conversions per tool and image (default 3), each on a fresh copy
+#   --mount-runs N     mounts before and after (default 3; 0 = none)
+#   --batch N          pass --batch N to both fsctl (default: fsctl's own default)
 #   --nice N           niceness of the timed commands (default $NICE or -10; 0 = off)
-#   --only NAME        measure only this image: bg-8T-16k, bg-8T-4k, or bg-2T-4k
-#                      (the last is not in the default run)
+#   --only NAME        measure this image instead of bg-8T-16k: bg-8T-16k, bg-8T-4k
+#                      or bg-2T-4k
+#   --all              bg-8T-16k and bg-8T-4k
+#   --no-reverse       leave out the conversions back
 #   --build-only       make the cached images and exit
-# Images (cached under $FSCTL_BENCH_DIR/convert, default
-# /var/tmp/fsctl-bench/convert, never inside the repository):
-#   bg-8T-16k  ../shared/bench-images/bg-8T-16k.tar.zst restored (8 TiB sparse,
-#              nodesize 16K, 7,003 block groups, BG items in 7,001 leaves)
-#   bg-8T-4k   made here the way bg-8T-16k was made, at nodesize 4K:
+# Images (cached under $FSCTL_BENCH_DIR, default /var/tmp/fsctl-bench, never
+# inside the repository):
+#   bg-8T-16k  ../shared/bench-images/bg-8T-16k.tar.zst restored into
+#              $FSCTL_BENCH_DIR/bg-8T-16k/ (shared with bench/qgroup.sh; 8 TiB
+#              sparse, nodesize 16K, 7,003 block groups, BG items in 7,001 leaves)
+#   bg-8T-4k   (convert/) made here the way bg-8T-16k was made, at nodesize 4K:
 #              mkfs.btrfs (nodesize 4K, metadata DUP, data single, free space
 #              tree, no-holes, no block-group-tree) on an 8 TiB sparse file;
 #              through a loop mount, subvolumes sv0..sv3 and 7,000 files of
@@ -57,34 +78,37 @@
 #              ends up in its own extent-tree leaf; FORMAT.md section 5); then
 #              snapshot snap0 of sv0, quota enable (and its rescan), level-1
 #              qgroup 1/100 with members 0/256 and 0/257, rescan -w. About
-#              7,003 block groups. Fill and quota times go to
-#              $FSCTL_BENCH_DIR/convert/build.log.
-#   bg-2T-4k   (only with --only bg-2T-4k) the earlier, smaller 4K image: 2 TiB
-#              sparse, 1,600 GiB fallocated the same way into 100 GiB files in
-#              the top-level subvolume, no quota; 1,603 block groups
+#              7,003 block groups; the fill takes 10+ minutes. Fill and quota
+#              times go to $FSCTL_BENCH_DIR/convert/build.log.
+#   bg-2T-4k   (convert/) the earlier, smaller 4K image: 2 TiB sparse, 1,600 GiB
+#              fallocated the same way into 100 GiB files in the top-level
+#              subvolume, no quota; 1,603 block groups
 # Working copies go to $FSCTL_BENCH_DIR/convert/work and are removed at exit.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 CACHE=$BENCH_DIR/convert
-BTRFSTUNE=$(command -v btrfstune || true)
 RUNS=3
 MOUNT_RUNS=3
 BATCH=
-ONLY=
+ONLY=bg-8T-16k
+REVERSE=1
 BUILD_ONLY=0
-NICE=${NICE:--10}
 
 while [ $# -gt 0 ]; do
   case $1 in
     --fsctl) FSCTL=$2; shift 2 ;;
-    --btrfstune) BTRFSTUNE=$2; shift 2 ;;
+    --fsctl-old) FSCTL_OLD=$2; shift 2 ;;
+    --progs) PROGS=$2; shift 2 ;;
+    --btrfs) BTRFS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --mount-runs) MOUNT_RUNS=$2; shift 2 ;;
     --batch) BATCH=$2; shift 2 ;;
     --nice) NICE=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
+    --all) ONLY=all; shift ;;
+    --no-reverse) REVERSE=0; shift ;;
     --build-only) BUILD_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -191,9 +215,12 @@ image_info() {
 }
 
 IMGS=()
-if [ -z "$ONLY" ] || [ "$ONLY" = bg-8T-16k ]; then IMGS+=("$(restore_bg8t "$CACHE/bg-8T-16k")"); fi
-if [ -z "$ONLY" ] || [ "$ONLY" = bg-8T-4k ]; then IMGS+=("$(make_bg4k bg-8T-4k 8T 7000 subvols)"); fi
-if [ "$ONLY" = bg-2T-4k ]; then IMGS+=("$(make_bg4k bg-2T-4k 2T 1600 flat)"); fi
+case $ONLY in
+  bg-8T-16k) IMGS+=("$(restore_bg8t "$BENCH_DIR/bg-8T-16k")") ;;
+  bg-8T-4k) IMGS+=("$(make_bg4k bg-8T-4k 8T 7000 subvols)") ;;
+  bg-2T-4k) IMGS+=("$(make_bg4k bg-2T-4k 2T 1600 flat)") ;;
+  all) IMGS+=("$(restore_bg8t "$BENCH_DIR/bg-8T-16k")" "$(make_bg4k bg-8T-4k 8T 7000 subvols)") ;;
+esac
 [ ${#IMGS[@]} -gt 0 ] || die "--only: unknown image $ONLY"
 for img in "${IMGS[@]}"; do [ -s "$img" ] || die "no image $img"; image_info "$img" > /dev/null; done
 if [ "$BUILD_ONLY" = 1 ]; then
@@ -265,18 +292,58 @@ mount_measure() {
   M_SECT=$((s2 - s1))
 }
 
-have_tune=0
-if [ -n "$BTRFSTUNE" ] && grep -q -- --convert-to-block-group-tree < <("$BTRFSTUNE" --help 2>&1); then have_tune=1; fi
+# The reference: btrfstune of the reference build, when it has the option.
+BTRFSTUNE=$PROGS/btrfstune
+have_tune=0 tune_why=
+if [ ! -x "$BTRFSTUNE" ]; then tune_why="no $BTRFSTUNE"
+elif ! grep -q -- --convert-to-block-group-tree < <("$BTRFSTUNE" --help 2>&1); then tune_why="$BTRFSTUNE has no --convert-to-block-group-tree"
+else have_tune=1; fi
+tune_version=$( [ -x "$PROGS/btrfs" ] && "$PROGS/btrfs" --version 2>/dev/null | head -1 | awk '{ print $2 }' || true)
+REF_LABEL="btrfstune ${tune_version:-?}"
+set_tools "$have_tune"
 
-bench_header "${BATCH:+, --batch $BATCH}; timed commands and mounts under nice -n $NICE"
 if [ "$have_tune" = 1 ]; then
-  echo "# btrfstune: $BTRFSTUNE (has --convert-to-block-group-tree)"
+  ref_line="reference: $BTRFSTUNE ($(echo "$tune_version" | sed 's/^$/version unknown/'), $PROGS/btrfs --version) --convert-to-block-group-tree / --convert-from-block-group-tree"
 else
-  echo "# btrfstune: ${BTRFSTUNE:-none} has no --convert-to-block-group-tree: reference figures from FORMAT.md section 5 are printed instead"
+  ref_line="reference: not measured ($tune_why)"
 fi
-echo "# caches dropped before each timed command; conversions on fresh sparse copies; mounts ro through a read-only loop device"
+bench_header "$ref_line" "fsctl: convert --bg-tree${BATCH:+ --batch $BATCH}$([ "$REVERSE" = 0 ] || echo ", then convert --no-bg-tree on the same copy")" \
+  "conversions on fresh sparse copies; mounts ro through a read-only loop device, also under nice -n $NICE"
 echo
 
+# one_tool TOOL RUN IMG LABEL: the conversion (and back) by one tool on a fresh copy
+rfmt='%-14s %-9s %3s | %8s %6s %7s %8s %7s %7s %11s | %-13s | %s\n'
+one_tool() {
+  local tool=$1 run=$2 img=$3 label=$4 copy g0 g1 blocks resv ck bin dir job
+  copy=$WORK/$label.$tool.img
+  fresh_copy "$img" "$copy"
+  for dir in to from; do
+    if [ "$dir" = to ]; then job="convert --bg-tree"; else job="convert --no-bg-tree"; [ "$REVERSE" = 1 ] || break; fi
+    g0=$(gen_of "$copy")
+    if [ "$tool" = ref ]; then
+      timed "$WORK/out" nice -n "$NICE" "$BTRFSTUNE" --convert-$dir-block-group-tree "$copy"
+      blocks=- resv=-
+    else
+      bin=$(fsctl_of "$tool")
+      timed "$WORK/out" nice -n "$NICE" "$bin" --format json convert "$([ "$dir" = to ] && echo --bg-tree || echo --no-bg-tree)" ${BATCH:+--batch "$BATCH"} "$copy"
+      blocks=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tree_blocks_written"])' "$WORK/out" 2>/dev/null || echo "?")
+      resv=$(resv_used "$WORK/out")
+    fi
+    record "$job" "$tool"
+    g1=$(gen_of "$copy")
+    ck=$(check_img "$copy")
+    printf "$rfmt" "${job#convert }" "${TOOL_NAME[$tool]#fsctl }" "$run" "$T_WALL" "$T_CPU" "$T_RUNQ" "$T_RSS" "$((g1 - g0))" "$blocks" "$resv" "$ck" "$(bg_where "$copy")"
+    [ "$ck" = ok ] || { ALL_OK=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
+    [ "$T_RC" = 0 ] || { ALL_OK=0; echo "    exit $T_RC:"; sed 's/^/    /' "$WORK/out" | head -20; }
+    if [ "$dir" = to ] && [ "$tool" = new ] && [ "$run" = 1 ] && [ "$MOUNT_RUNS" -gt 0 ]; then
+      # kept for the mounts after conversion
+      fresh_copy "$copy" "$WORK/$label.converted.img"
+    fi
+  done
+  rm -f "$copy"
+}
+
+ALL_OK=1
 ALL_MET=1
 for img in "${IMGS[@]}"; do
   label=$(label_of "$img")
@@ -285,117 +352,75 @@ for img in "${IMGS[@]}"; do
     python3 -c 'import json, sys; print(len(json.load(sys.stdin)["block_groups"]))' 2>/dev/null || echo "?")
   echo "== $label: $img ($(du -h "$img" | cut -f1) allocated), nodesize $nodesize, $nbg block groups"
   echo "   $(image_info "$img")"
-  echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  # Reference figures (FORMAT.md section 5, btrfs-progs 6.19 on this kind of VM).
-  ref_lo= ref_hi= ref_rss= ref_commits= ref_note=
-  case $label in
-    bg-8T-16k) ref_lo=3.57 ref_hi=4.23 ref_rss=146 ref_commits=439 ref_note="FORMAT.md section 5, this image" ;;
-    bg-8T-4k) ref_lo=3.57 ref_hi=4.23 ref_rss=146 ref_commits=439
-       ref_note="FORMAT.md section 5, closest case: bg-8T-16k, the same size and 7,003 BGs at nodesize 16K (no 4K figure exists)" ;;
-    *) ref_lo=0.73 ref_hi=0.81 ref_rss=30 ref_commits=103
-       ref_note="FORMAT.md section 5, closest case: 2 TiB with 1,603 BGs at nodesize 16K (no 4K figure exists); commits = 1,603/16 + 2" ;;
-  esac
+  echo "   load average before: $(loadavg)"
   echo
 
-  fmt='%-24s %3s | %9s %6s %7s %9s %7s %7s %15s | %-5s | %s\n'
-  printf "$fmt" "conversion" run "wall s" "cpu s" "runq s" "RSS MiB" commits "blocks" "resv/used MB" check "block groups after (fsctl inspect)"
-  f_walls=() f_rsss=() r_walls=() f_alone=()
+  printf "$rfmt" job tool run "wall s" "cpu s" "runq s" "RSS MiB" commits "blocks" "resv/used MB" check "block groups after (fsctl inspect)"
   for run in $(seq 1 "$RUNS"); do
-    copy=$WORK/$label.run$run.img
-    fresh_copy "$img" "$copy"
-    g0=$(gen_of "$copy")
-    timed "$WORK/fsctl.json" nice -n "$NICE" "$FSCTL" --format json convert --bg-tree ${BATCH:+--batch "$BATCH"} "$copy"
-    f_wall=$T_WALL f_rss=$T_RSS f_rc=$T_RC f_cpu=$T_CPU f_runq=$T_RUNQ
-    g1=$(gen_of "$copy")
-    blocks=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tree_blocks_written"], d["commits"])' "$WORK/fsctl.json" 2>/dev/null || echo "? ?")
-    resv=$(resv_used "$WORK/fsctl.json")
-    ck=$(check_img "$copy")
-    [ "$ck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
-    [ "$f_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $f_rc:"; sed 's/^/    /' "$WORK/fsctl.json" | head -20; }
-    printf "$fmt" "fsctl --bg-tree" "$run" "$f_wall" "$f_cpu" "$f_runq" "$f_rss" "$((g1 - g0))" "${blocks%% *}" "$resv" "$ck" "$(bg_where "$copy")"
-    f_walls+=("$f_wall") f_rsss+=("$f_rss") f_alone+=("$(awk -v w="$f_wall" -v q="$f_runq" 'BEGIN { printf "%.3f", w - q }')")
-    if [ "$run" = 1 ]; then
-      # The converted copy of run 1 is kept for the mounts after conversion.
-      mv "$copy" "$WORK/$label.converted.img"
-      copy=$WORK/$label.converted.img
-      # --no-bg-tree on a second copy of it (timed), so the mounts see the
-      # converted state.
-      fresh_copy "$copy" "$WORK/$label.back.img"
-      g0=$(gen_of "$WORK/$label.back.img")
-      timed "$WORK/back.json" nice -n "$NICE" "$FSCTL" --format json convert --no-bg-tree ${BATCH:+--batch "$BATCH"} "$WORK/$label.back.img"
-      b_wall=$T_WALL b_rss=$T_RSS b_rc=$T_RC b_cpu=$T_CPU b_runq=$T_RUNQ
-      g1=$(gen_of "$WORK/$label.back.img")
-      bblocks=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tree_blocks_written"])' "$WORK/back.json" 2>/dev/null || echo "?")
-      bck=$(check_img "$WORK/$label.back.img")
-      [ "$bck" = ok ] || { ALL_MET=0; sed 's/^/    check: /' "$WORK/check.out" | head -20; }
-      [ "$b_rc" = 0 ] || { ALL_MET=0; echo "    fsctl exit $b_rc:"; sed 's/^/    /' "$WORK/back.json" | head -20; }
-      back_line=$(printf "$fmt" "fsctl --no-bg-tree" 1 "$b_wall" "$b_cpu" "$b_runq" "$b_rss" "$((g1 - g0))" "$bblocks" "$(resv_used "$WORK/back.json")" "$bck" "$(bg_where "$WORK/$label.back.img")")
-      rm -f "$WORK/$label.back.img"
-    else
-      rm -f "$copy"
-    fi
-    if [ "$have_tune" = 1 ]; then
-      copy=$WORK/$label.tune.img
-      fresh_copy "$img" "$copy"
-      g0=$(gen_of "$copy")
-      timed "$WORK/tune.out" nice -n "$NICE" "$BTRFSTUNE" --convert-to-block-group-tree "$copy"
-      g1=$(gen_of "$copy")
-      tck=$(check_img "$copy")
-      printf "$fmt" "btrfstune" "$run" "$T_WALL" "$T_CPU" "$T_RUNQ" "$T_RSS" "$((g1 - g0))" "-" "-" "$tck" "$(bg_where "$copy")"
-      [ "$T_RC" = 0 ] || sed 's/^/    btrfstune: /' "$WORK/tune.out" | head -5
-      r_walls+=("$T_WALL")
-      ref_rss=$T_RSS
-      rm -f "$copy"
-    fi
+    for tool in $(order_for "$run"); do
+      one_tool "$tool" "$run" "$img" "$label"
+    done
   done
-  printf '%s\n' "$back_line"
-  if [ "$have_tune" = 1 ]; then
-    ref_lo=$(printf '%s\n' "${r_walls[@]}" | sort -g | head -1)
-    ref_hi=$(printf '%s\n' "${r_walls[@]}" | sort -g | tail -1)
-    ref_note="measured above"
-  else
-    printf "$fmt" "btrfstune (reference)" "-" "$ref_lo-$ref_hi" "-" "-" "$ref_rss" "$ref_commits" "-" "-" "-" "$ref_note"
-  fi
-  f_lo=$(printf '%s\n' "${f_walls[@]}" | sort -g | head -1)
-  f_hi=$(printf '%s\n' "${f_walls[@]}" | sort -g | tail -1)
-  rss_hi=$(printf '%s\n' "${f_rsss[@]}" | sort -g | tail -1)
+  echo "   load average after: $(loadavg)"
   echo
 
   # Mounts: the unconverted image (read-only loop on the cached image itself)
-  # and the converted copy of run 1.
-  mfmt='%-24s %3s | %9s %10s %9s\n'
-  printf "$mfmt" "mount -o ro" run "ms" "read I/Os" "MB read"
-  b_ms=() b_ios=() a_ms=() a_ios=()
-  for run in $(seq 1 "$MOUNT_RUNS"); do
-    mount_measure "$img"
-    printf "$mfmt" "before conversion" "$run" "$M_MS" "$M_IOS" "$(awk -v s="$M_SECT" 'BEGIN{printf "%.1f", s*512/1e6}')"
-    b_ms+=("$M_MS") b_ios+=("$M_IOS")
-  done
-  for run in $(seq 1 "$MOUNT_RUNS"); do
-    mount_measure "$WORK/$label.converted.img"
-    printf "$mfmt" "after (fsctl --bg-tree)" "$run" "$M_MS" "$M_IOS" "$(awk -v s="$M_SECT" 'BEGIN{printf "%.1f", s*512/1e6}')"
-    a_ms+=("$M_MS") a_ios+=("$M_IOS")
-  done
-  rm -f "$WORK/$label.converted.img"
-  bi_lo=$(printf '%s\n' "${b_ios[@]}" | sort -n | head -1)
-  ai_hi=$(printf '%s\n' "${a_ios[@]}" | sort -n | tail -1)
-  bm=$(printf '%s\n' "${b_ms[@]}" | sort -n | sed -n "$(( (MOUNT_RUNS + 1) / 2 ))p")
-  am=$(printf '%s\n' "${a_ms[@]}" | sort -n | sed -n "$(( (MOUNT_RUNS + 1) / 2 ))p")
+  # and the new fsctl's converted copy of run 1.
+  bi_lo='' ai_hi='' bm='' am=''
+  if [ "$MOUNT_RUNS" -gt 0 ]; then
+    mfmt='%-24s %3s | %9s %10s %9s\n'
+    printf "$mfmt" "mount -o ro" run "ms" "read I/Os" "MB read"
+    b_ms=() b_ios=() a_ms=() a_ios=()
+    for run in $(seq 1 "$MOUNT_RUNS"); do
+      mount_measure "$img"
+      printf "$mfmt" "before conversion" "$run" "$M_MS" "$M_IOS" "$(awk -v s="$M_SECT" 'BEGIN{printf "%.1f", s*512/1e6}')"
+      b_ms+=("$M_MS") b_ios+=("$M_IOS")
+      mount_measure "$WORK/$label.converted.img"
+      printf "$mfmt" "after (fsctl new)" "$run" "$M_MS" "$M_IOS" "$(awk -v s="$M_SECT" 'BEGIN{printf "%.1f", s*512/1e6}')"
+      a_ms+=("$M_MS") a_ios+=("$M_IOS")
+    done
+    rm -f "$WORK/$label.converted.img"
+    bi_lo=$(printf '%s\n' "${b_ios[@]}" | sort -n | head -1)
+    ai_hi=$(printf '%s\n' "${a_ios[@]}" | sort -n | tail -1)
+    bm=$(median "${b_ms[@]}")
+    am=$(median "${a_ms[@]}")
+    echo
+  fi
+
+  summarize "convert --bg-tree" "$label" "$REF_LABEL"
+  [ "$REVERSE" = 0 ] || summarize "convert --no-bg-tree" "$label" "$REF_LABEL"
   echo
 
-  # Targets.
-  read -r sp_lo sp_hi t_speed < <(awk -v flo="$f_lo" -v fhi="$f_hi" -v rlo="$ref_lo" -v rhi="$ref_hi" -v nbg="$nbg" 'BEGIN {
-    lo = rlo / fhi; hi = rhi / flo; ok = (lo >= 4) && (nbg < 7003 || fhi < 1.0);
-    printf "%.1f %.1f %s\n", lo, hi, ok ? "met" : "MISSED" }')
-  t_rss=$(awk -v r="$rss_hi" 'BEGIN { print (r < 320) ? "met" : "MISSED" }')
-  read -r io_ratio t_io < <(awk -v b="$bi_lo" -v a="$ai_hi" 'BEGIN { r = (a > 0) ? b / a : 999; printf "%.1f %s\n", r, (r >= 40) ? "met" : "MISSED" }')
-  echo "summary $label:"
-  echo "  fsctl --bg-tree ${f_lo}-${f_hi} s vs btrfstune ${ref_lo}-${ref_hi} s ($ref_note): ${sp_lo}x-${sp_hi}x faster (worst pairing first) -> target >= 4x$([ "$nbg" -ge 7003 ] 2>/dev/null && echo ' and < 1 s'): $t_speed"
-  echo "  fsctl --bg-tree wall minus run-queue wait (time not spent waiting for a CPU): $(printf '%s\n' "${f_alone[@]}" | sort -g | head -1)-$(printf '%s\n' "${f_alone[@]}" | sort -g | tail -1) s"
-  echo "  fsctl peak RSS ${rss_hi} MiB (btrfstune $ref_rss MB) -> target < 320 MiB (256 MiB cache + 64): $t_rss"
-  echo "  mount read I/Os ${bi_lo} (fewest before) -> ${ai_hi} (most after): ${io_ratio}x fewer -> target >= 40x: $t_io"
-  echo "  mount time median ${bm} ms -> ${am} ms ($(awk -v b="$bm" -v a="$am" 'BEGIN { printf "%.1fx", (a > 0) ? b / a : 0 }'))"
-  [ "$t_speed" = met ] && [ "$t_rss" = met ] && [ "$t_io" = met ] || ALL_MET=0
+  # Targets of issue 5, on the medians, against the measured reference only.
+  # shellcheck disable=SC2086
+  f_med=$(median ${R_WALL["convert --bg-tree|new"]:-})
+  # shellcheck disable=SC2086
+  rss_hi=$(stats ${R_RSS["convert --bg-tree|new"]:-} | cut -d' ' -f3)
+  if [ "$have_tune" = 1 ]; then
+    # shellcheck disable=SC2086
+    r_med=$(median ${R_WALL["convert --bg-tree|ref"]:-})
+    read -r sp t_speed < <(awk -v f="$f_med" -v r="$r_med" -v nbg="$nbg" 'BEGIN {
+      if (f !~ /^[0-9.]+$/ || r !~ /^[0-9.]+$/ || f == 0) { print "n/a MISSED"; exit }
+      s = r / f; ok = (s >= 4) && (nbg < 7003 || f < 1.0); printf "%.1f %s\n", s, ok ? "met" : "MISSED" }')
+    speed_text="btrfstune median $r_med s / fsctl new median $f_med s = ${sp}x -> target >= 4x$([ "$nbg" -ge 7003 ] 2>/dev/null && echo ' and < 1 s'): $t_speed"
+  else
+    t_speed="not judged" speed_text="fsctl new median $f_med s; btrfstune not measured -> target >= 4x: not judged"
+  fi
+  t_rss=$(awk -v r="$rss_hi" 'BEGIN { print (r != "-" && r < 320) ? "met" : "MISSED" }')
+  echo "targets (issue 5), $label:"
+  echo "  speed: $speed_text"
+  echo "  fsctl new peak RSS ${rss_hi} MiB -> target < 320 MiB (256 MiB cache + 64): $t_rss"
+  if [ "$MOUNT_RUNS" -gt 0 ]; then
+    read -r io_ratio t_io < <(awk -v b="$bi_lo" -v a="$ai_hi" 'BEGIN { r = (a > 0) ? b / a : 999; printf "%.1f %s\n", r, (r >= 40) ? "met" : "MISSED" }')
+    echo "  mount read I/Os ${bi_lo} (fewest before) -> ${ai_hi} (most after): ${io_ratio}x fewer -> target >= 40x: $t_io"
+    echo "  mount time median ${bm} ms -> ${am} ms ($(ratio "$bm" "$am")x)"
+  else
+    t_io=met
+  fi
+  [ "$t_speed" != MISSED ] && [ "$t_rss" = met ] && [ "$t_io" = met ] || ALL_MET=0
   echo
+  reset_records  # the next image's figures start afresh
 done
-if [ "$ALL_MET" = 1 ]; then echo "targets: met on every image"; else echo "targets: MISSED on at least one image (see the summaries)"; fi
+if [ "$ALL_OK" = 1 ]; then echo "runs: every conversion exited 0 and every result passed btrfs check"; else echo "runs: FAILED at least once (see above)"; fi
+if [ "$ALL_MET" = 1 ]; then echo "targets: met (or not judged) on every image"; else echo "targets: MISSED on at least one image (see above)"; fi
+bench_footer

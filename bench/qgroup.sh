@@ -1,55 +1,73 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# bench/qgroup.sh: `fsctl qgroup verify IMG` against `btrfs check --readonly
-# --qgroup-report IMG` on the benchmark images of issue 3, in one run.
+# bench/qgroup.sh: `fsctl qgroup verify IMG` against the reference btrfs-progs'
+# `btrfs check --readonly --qgroup-report IMG`, optionally against an older
+# fsctl too, on the benchmark images of issue 3, in one run (issues 3, 11, 14).
 #
-# For each image, the page cache is dropped before each timed command
-# (sync; echo 3 > /proc/sys/vm/drop_caches), then both tools are timed with
-# /usr/bin/time -v: wall time and peak RSS. The script prints them side by
-# side with the speed-up (check / fsctl) and the RSS ratio (fsctl / check),
-# whether both tools agree, and whether the targets are met:
-#   fsctl at least 5x faster than btrfs check, at most 1/4 of its peak RSS.
-# "agree" means: the verdicts match (fsctl exit 0 <=> check reports no qgroup
-# "are different"), and every qgroup check prints has the same computed
-# referenced/exclusive numbers in `fsctl --format json qgroup verify` (that
-# JSON run is not timed). When check prints no counts at all (btrfs-progs 6.2
-# on a quota tree of several leaves) agree is "n/a" and fsctl's exit code says
-# whether it matches the kernel's on-disk numbers.
+# Tools, alternated run by run (bench/lib.sh order_for: in run 1 old, new,
+# reference; in run 2 new, reference, old; ...):
+#   new   fsctl qgroup verify (--fsctl)
+#   old   a second fsctl (--fsctl-old): the new/old median ratio
+#   ref   btrfs check --readonly --qgroup-report of the reference build
+#         (--progs DIR: DIR/btrfs); when it is missing the reference is "not
+#         measured" (no figure from elsewhere is printed in its place)
+# The page cache is dropped before each timed command (sync; echo 3 >
+# /proc/sys/vm/drop_caches); every timed command runs under nice -n $NICE
+# (default -10; 0 = off). Per run: wall, CPU, run-queue wait, peak RSS
+# (/usr/bin/time -v) and exit code. Per image and tool: min/median/max, the
+# median ratios new/ref and new/old, a "row:" line for bench/RESULTS.md, and
+# the targets of issue 3 on the medians (against the measured reference
+# only): fsctl at least 5x faster than btrfs check, at most 1/4 of its peak RSS.
+# "agree" (checked once per image, untimed, for each fsctl): the verdicts
+# match (fsctl exit 0 <=> check reports no qgroup "are different"), and every
+# qgroup check prints has the same computed referenced/exclusive numbers in
+# `fsctl --format json qgroup verify`. When check prints no counts at all
+# (btrfs-progs 6.2 on a quota tree of several leaves) agree is "n/a" and
+# fsctl's exit code says whether it matches the kernel's on-disk numbers.
 #
 # Needs root (drop_caches; building images uses a loop mount), btrfs-progs,
 # GNU time, zstd, tar, python3.
 #
-# Usage: bench/qgroup.sh [--fsctl PATH] [--btrfs PATH] [--runs N] [--no-64] [IMG...]
-#   --fsctl PATH   fsctl binary (default: $FSCTL or build/fsctl); use a Release build
-#   --btrfs PATH   btrfs binary (default: btrfs on PATH)
-#   --runs N       repeat the measurement of every image N times (default 1)
-#   --no-64        skip the 64-snapshot image
-#   IMG...         measure these images instead of the default set
+# Usage: bench/qgroup.sh [--fsctl PATH] [--fsctl-old PATH] [--progs DIR]
+#                        [--btrfs PATH] [--runs N] [--nice N] [--with-64] [IMG...]
+#   --fsctl PATH      fsctl binary (default: $FSCTL or build/fsctl); use a Release
+#                     build (bench/build-fsctl.sh REV makes one of any commit)
+#   --fsctl-old PATH  an older fsctl run side by side (default: none)
+#   --progs DIR       reference btrfs-progs build (default /var/tmp/btrfs-progs-ref)
+#   --btrfs PATH      btrfs for image facts (default: btrfs on PATH)
+#   --runs N          runs per tool and image (default 3)
+#   --nice N          niceness of the timed commands (default $NICE or -10; 0 = off)
+#   --with-64         the 64-snapshot image too (built on first use, a few minutes)
+#   IMG...            measure these images instead of the default set
 # Default images (cached under $FSCTL_BENCH_DIR, default /var/tmp/fsctl-bench,
 # made on first use, never inside the repository):
-#   bg-8T-16k         restored from ../shared/bench-images/bg-8T-16k.tar.zst
+#   bg-8T-16k         restored from ../shared/bench-images/bg-8T-16k.tar.zst into
+#                     $FSCTL_BENCH_DIR/bg-8T-16k/ (shared with bench/convert.sh)
 #   balance-16snap-4k make-balance-16snap-4k.sh OUT.img      (16 snapshots)
-#   balance-64snap-4k make-balance-16snap-4k.sh OUT.img 64   (64 snapshots)
+#   balance-64snap-4k make-balance-16snap-4k.sh OUT.img 64   (64 snapshots; --with-64)
 # A finished $FSCTL_BENCH_DIR/NAME.img (logged in its build.log; shared with
 # bench/walk.sh and bench/balance.sh) or $FSCTL_BENCH_DIR/qgroup/NAME.img is
 # reused; otherwise the image is built into $FSCTL_BENCH_DIR/NAME.img under a
 # lock into a temporary name and renamed when complete (make_snap_image,
-# bench/lib.sh). bg-8T-16k is restored into $FSCTL_BENCH_DIR/qgroup/.
+# bench/lib.sh).
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 CACHE=$BENCH_DIR/qgroup
-RUNS=1
-WITH64=1
+RUNS=3
+WITH64=0
 IMGS=()
 
 while [ $# -gt 0 ]; do
   case $1 in
     --fsctl) FSCTL=$2; shift 2 ;;
+    --fsctl-old) FSCTL_OLD=$2; shift 2 ;;
+    --progs) PROGS=$2; shift 2 ;;
     --btrfs) BTRFS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
-    --no-64) WITH64=0; shift ;;
+    --nice) NICE=$2; shift 2 ;;
+    --with-64) WITH64=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) IMGS+=("$1"); shift ;;
@@ -63,15 +81,15 @@ bench_preflight
 mkdir -p "$CACHE"
 
 if [ ${#IMGS[@]} -eq 0 ]; then
-  IMGS+=("$(restore_bg8t "$CACHE/bg-8T-16k")")
+  IMGS+=("$(restore_bg8t "$BENCH_DIR/bg-8T-16k")")
   IMGS+=("$(make_snap_image balance-16snap-4k 16)")
-  [ "$WITH64" = 1 ] && IMGS+=("$(make_snap_image balance-64snap-4k 64)")
+  [ "$WITH64" = 0 ] || IMGS+=("$(make_snap_image balance-64snap-4k 64)")
 fi
 for img in "${IMGS[@]}"; do [ -s "$img" ] || die "no image $img"; done
 
 label_of() {
   case $1 in
-    */bg-8T-16k/huge.img|*/huge.img) echo bg-8T-16k ;;
+    */huge.img) echo bg-8T-16k ;;
     *) basename "$1" .img ;;
   esac
 }
@@ -80,23 +98,13 @@ label_of() {
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-# qgroup_timed OUT CMD...: sets T_WALL (s, 2 decimals), T_RSS (KiB), T_RC
-# (simpler than bench/lib.sh's timed: no run-queue wait)
-qgroup_timed() {
-  local out=$1; shift
-  drop_caches
-  set +e
-  /usr/bin/time -v -o "$WORK/time" "$@" > "$out" 2>&1
-  T_RC=$?
-  set -e
-  T_WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {
-    n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; printf "%.2f", s }' "$WORK/time")
-  T_RSS=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$WORK/time")
-  # /usr/bin/time reports the command's exit status in its own output too
-  if grep -q 'Command exited with non-zero status' "$WORK/time"; then
-    T_RC=$(awk '/Command exited with non-zero status/ { print $NF }' "$WORK/time")
-  fi
-}
+# The reference: btrfs check of the reference build.
+REF_BTRFS=$PROGS/btrfs
+have_ref=0
+if [ -x "$REF_BTRFS" ] && "$REF_BTRFS" check --help 2>&1 | grep -q -- --qgroup-report; then have_ref=1; fi
+ref_version=$([ -x "$REF_BTRFS" ] && "$REF_BTRFS" --version 2>/dev/null | head -1 | awk '{ print $2 }' || true)
+REF_LABEL="btrfs check ${ref_version:-?}"
+set_tools "$have_ref"
 
 # compare FSCTL_JSON CHECK_OUT FSCTL_RC: prints "yes ..." or "NO ..."
 compare() {
@@ -142,8 +150,12 @@ else:
 EOF
 }
 
-bench_header
-echo "# caches dropped before each timed command; wall s / peak RSS MiB from /usr/bin/time -v"
+if [ "$have_ref" = 1 ]; then
+  ref_line="reference: $REF_BTRFS check --readonly --qgroup-report ($("$REF_BTRFS" --version 2>/dev/null | head -1))"
+else
+  ref_line="reference: not measured (no $REF_BTRFS with check --qgroup-report)"
+fi
+bench_header "$ref_line" "fsctl: qgroup verify IMG"
 echo
 
 echo "images:"
@@ -159,28 +171,60 @@ for img in "${IMGS[@]}"; do
 done
 echo
 
-fmt='%-20s %4s | %8s %8s %8s | %9s %9s %7s | %-8s %-8s | %s\n'
-printf "$fmt" image run "fsctl s" "check s" speedup "fsctl MiB" "check MiB" "RSS" "5x" "RSS<=1/4" agree
-printf "$fmt" "" "" "" "" "" "" "" "ratio" "faster" "" ""
+fmt='%-20s %-9s %3s | %8s %7s %7s %8s %4s\n'
 ALL_MET=1
+AGREE_ALL=1
 for img in "${IMGS[@]}"; do
   label=$(label_of "$img")
+  echo "== $label (load average before: $(loadavg))"
+  printf "$fmt" image tool run "wall s" "cpu s" "runq s" "RSS MiB" exit
   for run in $(seq 1 "$RUNS"); do
-    qgroup_timed "$WORK/fsctl.out" "$FSCTL" qgroup verify "$img"
-    f_wall=$T_WALL f_rss=$T_RSS f_rc=$T_RC
-    qgroup_timed "$WORK/check.out" "$BTRFS" check --readonly --qgroup-report "$img"
-    c_wall=$T_WALL c_rss=$T_RSS c_rc=$T_RC
-    "$FSCTL" --format json qgroup verify "$img" > "$WORK/fsctl.json" 2>/dev/null || true
-    agree=$(compare "$WORK/fsctl.json" "$WORK/check.out" "$f_rc")
-    read -r speed rssr t_speed t_rss < <(awk -v fw="$f_wall" -v cw="$c_wall" -v fr="$f_rss" -v cr="$c_rss" 'BEGIN {
-      s = (fw > 0) ? cw / fw : 999; r = fr / cr;
-      printf "%.1fx %.3f %s %s\n", s, r, (s >= 5 ? "met" : "MISSED"), (r <= 0.25 ? "met" : "MISSED") }')
-    [ "$t_speed" = met ] && [ "$t_rss" = met ] || ALL_MET=0
-    printf "$fmt" "$label" "$run" "$f_wall" "$c_wall" "$speed" \
-      "$(awk -v k="$f_rss" 'BEGIN{printf "%.1f", k/1024}')" "$(awk -v k="$c_rss" 'BEGIN{printf "%.1f", k/1024}')" \
-      "$rssr" "$t_speed" "$t_rss" "$agree"
-    printf '%-20s      exit codes: fsctl %s, check %s\n' "" "$f_rc" "$c_rc"
+    for tool in $(order_for "$run"); do
+      if [ "$tool" = ref ]; then
+        timed "$WORK/check.out" nice -n "$NICE" "$REF_BTRFS" check --readonly --qgroup-report "$img"
+      else
+        timed "$WORK/$tool.out" nice -n "$NICE" "$(fsctl_of "$tool")" qgroup verify "$img"
+      fi
+      record "qgroup verify" "$tool"
+      printf "$fmt" "$label" "${TOOL_NAME[$tool]#fsctl }" "$run" "$T_WALL" "$T_CPU" "$T_RUNQ" "$T_RSS" "$T_RC"
+    done
   done
+  # The reference's own exit code counts as a run: btrfs check exits 1 for
+  # errors outside the qgroups too (bg-8T-16k: stale free space tree entries
+  # of Debian's mkfs 6.2, see ../shared/bench-images/README.md).
+  if [ "$have_ref" = 1 ]; then
+    for tool in "${TOOLS[@]}"; do
+      [ "$tool" != ref ] || continue
+      "$(fsctl_of "$tool")" --format json qgroup verify "$img" > "$WORK/$tool.json" 2>/dev/null && frc=0 || frc=$?
+      agree=$(compare "$WORK/$tool.json" "$WORK/check.out" "$frc")
+      case $agree in yes*|n/a*) ;; *) AGREE_ALL=0 ;; esac
+      echo "   agree (${TOOL_NAME[$tool]}, exit $frc, with the last check run): $agree"
+    done
+    if grep -q -i -E 'error|no corresponding|mismatch' "$WORK/check.out"; then
+      echo "   btrfs check also said (its lines with error/mismatch, from the last run):"
+      grep -i -E 'error|no corresponding|mismatch' "$WORK/check.out" | head -6 | sed 's/^/     | /'
+    fi
+  else
+    echo "   agree: not judged (reference not measured)"
+  fi
+  echo "   load average after: $(loadavg)"
+  summarize "qgroup verify" "$label" "$REF_LABEL"
+  # Targets of issue 3, on the medians, against the measured reference only.
+  if [ "$have_ref" = 1 ]; then
+    # shellcheck disable=SC2086
+    read -r speed rssr t_speed t_rss < <(awk -v fw="$(median ${R_WALL["qgroup verify|new"]:-})" -v cw="$(median ${R_WALL["qgroup verify|ref"]:-})" \
+      -v fr="$(stats ${R_RSS["qgroup verify|new"]:-} | cut -d' ' -f3)" -v cr="$(stats ${R_RSS["qgroup verify|ref"]:-} | cut -d' ' -f1)" 'BEGIN {
+      if (fw !~ /^[0-9.]+$/ || cw !~ /^[0-9.]+$/ || fr !~ /^[0-9.]+$/ || cr !~ /^[0-9.]+$/ || fw == 0 || cr == 0) { print "n/a n/a MISSED MISSED"; exit }
+      s = cw / fw; r = fr / cr;
+      printf "%.1fx %.3f %s %s\n", s, r, (s >= 5 ? "met" : "MISSED"), (r <= 0.25 ? "met" : "MISSED") }')
+    echo "  targets (issue 3): check/fsctl new medians $speed (>= 5x: $t_speed); fsctl new max RSS / check min RSS $rssr (<= 0.25: $t_rss)"
+    [ "$t_speed" = met ] && [ "$t_rss" = met ] || ALL_MET=0
+  else
+    echo "  targets (issue 3): not judged (reference not measured)"
+  fi
+  echo
+  reset_records  # the next image's figures start afresh
 done
-echo
-if [ "$ALL_MET" = 1 ]; then echo "targets: met on every image"; else echo "targets: MISSED on at least one image"; fi
+if [ "$AGREE_ALL" = 1 ]; then echo "agree: yes (or n/a) on every image"; else echo "agree: NO on at least one image"; fi
+if [ "$ALL_MET" = 1 ]; then echo "targets: met (or not judged) on every image"; else echo "targets: MISSED on at least one image"; fi
+bench_footer
