@@ -49,6 +49,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["state_after"] = c.state_after;
     out["already_done"] = c.already_done;
     out["resumed"] = c.resumed;
+    out["reverting"] = c.reverting;
     out["block_groups_total"] = c.block_groups_total;
     out["block_groups_to_move"] = c.block_groups_to_move;
     out["block_groups_moved"] = c.block_groups_moved;
@@ -78,6 +79,10 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     return EXIT_OK;
   }
   if (dry_run) {
+    if (c.reverting)
+      std::printf("dry run: taking back a half conversion %s (%llu block groups to move back)\n",
+                  to_bgt ? "to the extent tree" : "to the block group tree",
+                  static_cast<unsigned long long>(c.block_groups_to_move));
     if (c.resumed)
       std::printf("dry run: resuming a half conversion (%llu of %llu block groups already moved)\n",
                   static_cast<unsigned long long>(c.block_groups_already_moved),
@@ -85,6 +90,14 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     std::printf("dry run: would move %llu block group items to the %s, new tree about %llu blocks, reserving %llu bytes; nothing written\n",
                 static_cast<unsigned long long>(c.block_groups_to_move), to_bgt ? "block group tree" : "extent tree",
                 static_cast<unsigned long long>(c.estimated_tree_blocks), static_cast<unsigned long long>(c.reserved_bytes));
+    return EXIT_OK;
+  }
+  if (c.reverting) {
+    std::printf("took back the half conversion %s: moved %llu block group items back to the %s in %llu commits (%llu tree blocks written, %llu bytes used, %llu reserved) in %.3f s\n",
+                to_bgt ? "to the extent tree" : "to the block group tree", static_cast<unsigned long long>(c.block_groups_moved),
+                to_bgt ? "block group tree" : "extent tree", static_cast<unsigned long long>(c.commits),
+                static_cast<unsigned long long>(c.tree_blocks_written), static_cast<unsigned long long>(c.used_bytes),
+                static_cast<unsigned long long>(c.reserved_bytes), c.seconds);
     return EXIT_OK;
   }
   std::printf("%s%s: moved %llu block group items in %llu commits (%llu tree blocks written, %llu bytes used, %llu reserved) in %.3f s%s\n",

@@ -28,22 +28,23 @@ namespace {
 
 Key bg_key(const fs::BlockGroup& bg) { return Key{bg.start, KeyType::BLOCK_GROUP_ITEM, bg.length}; }
 
-/// Refuses a filesystem whose superblock and trees disagree, or a half
-/// conversion in the other direction; sets already_done when there is
-/// nothing to do. Errors: Errc::unsupported, Errc::corrupt.
+/// Refuses a filesystem whose superblock and trees disagree; sets
+/// already_done when there is nothing to do, reverting when a half
+/// conversion in the other direction is to be taken back. Errors:
+/// Errc::unsupported, Errc::corrupt.
 Status check_state(const fs::FsInfo& fs, bool forward, ConvertReport& rep) {
   const fs::BgTreeState& st = fs.bg_tree_state();
   if (forward) {
     if (st.has_bg_tree_bit && !st.changing) {
       rep.already_done = true;
     } else if (st.has_bg_tree_bit && st.changing) {
-      return make_error(Errc::unsupported, "a conversion from the block group tree is in progress; finish it first with fsctl convert --no-bg-tree");
+      rep.reverting = true;  // a half conversion to the extent tree, taken back
     }
   } else {
     if (!st.has_bg_tree_bit && !st.changing) {
       rep.already_done = true;
     } else if (!st.has_bg_tree_bit && st.changing) {
-      return make_error(Errc::unsupported, "a conversion to the block group tree is in progress; finish it first with fsctl convert --bg-tree");
+      rep.reverting = true;  // a half conversion to the block group tree, taken back
     }
   }
   // The superblock and the trees must agree before anything is written
@@ -63,16 +64,27 @@ Status check_state(const fs::FsInfo& fs, bool forward, ConvertReport& rep) {
 }
 
 /// The conversion as steps: the mark (unless a conversion is in progress),
-/// then batches of block groups.
+/// then batches of block groups. Reverting a half conversion of the other
+/// direction moves the items it moved back, lowest start first, so that
+/// after every commit the moved ones are still the highest starts (the
+/// btrfs-progs rule, FORMAT.md section 1): the state stays a half
+/// conversion of the other direction with fewer groups moved, which either
+/// command (and btrfstune, forward) can go on from. An empty batch list
+/// still gets one step: the one that clears the mark (and deletes tree 11
+/// when it ends in the extent tree), e.g. after btrfstune's last batch
+/// committed before its final transaction.
 class ConvertJob final : public transaction::BatchJob {
  public:
-  ConvertJob(fs::FsInfo& fs, bool forward) : fs_(fs), forward_(forward) {
+  ConvertJob(fs::FsInfo& fs, bool forward, bool reverting) : fs_(fs), forward_(forward), reverting_(reverting) {
     src_tree_ = forward ? EXTENT_TREE_OBJECTID : BLOCK_GROUP_TREE_OBJECTID;
     dst_tree_ = forward ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID;
     marked_ = fs.bg_tree_state().changing;
     for (auto& bg : fs.block_groups())
       if (bg.item_tree == src_tree_) todo_.push_back(bg);
-    std::sort(todo_.begin(), todo_.end(), [](const fs::BlockGroup& a, const fs::BlockGroup& b) { return a.start > b.start; });
+    std::sort(todo_.begin(), todo_.end(), [reverting](const fs::BlockGroup& a, const fs::BlockGroup& b) {
+      return reverting ? a.start < b.start : a.start > b.start;
+    });
+    final_pending_ = marked_ && todo_.empty();
     u32 ns = fs.nodesize();
     u64 per_leaf = leaf_data_size(ns) / (sizeof(Item) + sizeof(BlockGroupItem));
     u64 total = fs.block_groups().size();
@@ -88,7 +100,7 @@ class ConvertJob final : public transaction::BatchJob {
   [[nodiscard]] u64 new_tree_blocks() const { return new_tree_blocks_; }
   [[nodiscard]] bool set_no_holes() const { return set_no_holes_; }
 
-  bool done() const override { return marked_ && next_ == todo_.size(); }
+  bool done() const override { return marked_ && next_ == todo_.size() && !final_pending_; }
   u64 next_units(u64 batch) const override { return marked_ ? std::min<u64>(batch, todo_.size() - next_) : 0; }
   bool allow_changing_bg_tree() const override { return true; }
   // A batch changes about two leaves per block group (the item's leaf in
@@ -181,6 +193,7 @@ class ConvertJob final : public transaction::BatchJob {
       marked_ = true;
     } else {
       next_ += units;
+      final_pending_ = false;
     }
     return {};
   }
@@ -188,15 +201,23 @@ class ConvertJob final : public transaction::BatchJob {
   std::string progress_note() const override {
     if (!marked_) return "nothing was written";
     std::string cmd = forward_ ? "fsctl convert --bg-tree" : "fsctl convert --no-bg-tree";
+    std::string other = forward_ ? "fsctl convert --no-bg-tree" : "fsctl convert --bg-tree";
+    if (reverting_)
+      return std::to_string(next_) + " of " + std::to_string(todo_.size()) + " block groups moved back: still half converted " +
+             (forward_ ? "back to the extent tree" : "to the block group tree") + "; the kernel will not mount it until `" +
+             cmd + " DEVICE...` finishes taking it back (rerunning resumes) or `" + other + " DEVICE...` finishes the conversion";
     return std::to_string(already_moved() + next_) + " of " + std::to_string(total()) + " block groups moved: half converted " +
            (forward_ ? "to the block group tree" : "back to the extent tree") +
-           "; the kernel will not mount it until `" + cmd + " DEVICE...` finishes it (rerunning resumes)";
+           "; the kernel will not mount it until `" + cmd + " DEVICE...` finishes it (rerunning resumes) or `" + other +
+           " DEVICE...` takes it back";
   }
   [[nodiscard]] bool started() const { return marked_; }
 
  private:
   // Backwards, the last batch also deletes the emptied block group tree.
-  bool deletes_bg_tree(u64 units) const { return !forward_ && next_ + units == todo_.size(); }
+  bool deletes_bg_tree(u64 units) const {
+    return !forward_ && next_ + units == todo_.size() && fs_.find_root(BLOCK_GROUP_TREE_OBJECTID).has_value();
+  }
 
   // The bound of moving todo[from, to): the batch's deletions from the
   // source tree and insertions into the destination, in the loop's order,
@@ -206,13 +227,13 @@ class ConvertJob final : public transaction::BatchJob {
   Result<u64> reserve_batch(transaction::Transaction& t, std::size_t from, std::size_t to, u64 extra, bool deletes_bg_tree) {
     using Kind = ctree::PlannedChange::Kind;
     transaction::PlannedTree del{src_tree_, {}}, ins{dst_tree_, {}};
-    std::vector<Key> ahead;  // ascending: todo is sorted highest first
+    std::vector<Key> ahead;  // sorted ascending below
     for (std::size_t k = from; k < to; ++k) {
       del.changes.push_back({Kind::erase, bg_key(todo_[k]), 0});
       ins.changes.push_back({Kind::insert, bg_key(todo_[k]), static_cast<u32>(sizeof(BlockGroupItem))});
       ahead.push_back(bg_key(todo_[k]));
     }
-    std::reverse(ahead.begin(), ahead.end());
+    std::sort(ahead.begin(), ahead.end());
     for (u64 tree : {src_tree_, dst_tree_})
       if (auto root = t.root(tree)) ctree::prefetch_search_paths(t, (*root)->ref(), ahead);
     transaction::Reservation r;
@@ -232,8 +253,9 @@ class ConvertJob final : public transaction::BatchJob {
     const std::size_t window = std::max<std::size_t>(64, fs_.cache().budget() / 4 / fs_.nodesize());
     for (std::size_t k = from; k < to; ++k) {
       if ((k - from) % window == 0) {
-        std::vector<Key> ahead;  // ascending: todo is sorted highest first
-        for (std::size_t x = std::min(to, k + window); x-- > k;) ahead.push_back(bg_key(todo_[x]));
+        std::vector<Key> ahead;
+        for (std::size_t x = k; x < std::min(to, k + window); ++x) ahead.push_back(bg_key(todo_[x]));
+        std::sort(ahead.begin(), ahead.end());
         ctree::prefetch_search_paths(t, src->ref(), ahead);
         ctree::prefetch_search_paths(t, dst->ref(), ahead);
       }
@@ -252,6 +274,8 @@ class ConvertJob final : public transaction::BatchJob {
 
   fs::FsInfo& fs_;
   bool forward_;
+  bool reverting_ = false;
+  bool final_pending_ = false;  // marked, nothing to move, the mark still to clear
   u64 src_tree_ = 0, dst_tree_ = 0;
   std::vector<fs::BlockGroup> todo_;
   std::size_t next_ = 0;
@@ -273,19 +297,26 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
     rep.state_after = rep.state_before;
     return rep;
   }
-  rep.resumed = fs.bg_tree_state().changing;
+  const fs::BgTreeState before = fs.bg_tree_state();
+  rep.resumed = before.changing && !rep.reverting;
+  const bool reverting = rep.reverting;
 
-  ConvertJob job(fs, forward);
+  ConvertJob job(fs, forward, reverting);
   ConvertJob* real = &job;
   transaction::JobFactory make = [&](fs::FsInfo& f) -> Result<std::unique_ptr<transaction::BatchJob>> {
-    return std::unique_ptr<transaction::BatchJob>(std::make_unique<ConvertJob>(f, forward));
+    return std::unique_ptr<transaction::BatchJob>(std::make_unique<ConvertJob>(f, forward, reverting));
   };
   transaction::RunnerOptions ro;
   ro.batch = std::max<u64>(opts.batch, 1);
   ro.dry_run = opts.dry_run;
   ro.stop = opts.stop;
   if (opts.progress)
-    ro.progress = [&](const transaction::BatchJob&) { opts.progress(real->already_moved() + real->moved(), real->total()); };
+    ro.progress = [&](const transaction::BatchJob&) {
+      if (reverting)
+        opts.progress(real->moved(), real->to_move());
+      else
+        opts.progress(real->already_moved() + real->moved(), real->total());
+    };
   auto run = transaction::run_batches(fs, job, make, ro);
   if (!run) return make_error(run.error());
   rep.block_groups_to_move = real->to_move();
@@ -307,7 +338,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   if (run->interrupted) {
     rep.interrupted = true;
     rep.state_note = real->progress_note();
-    after.has_bg_tree_bit = !forward;
+    after.has_bg_tree_bit = before.has_bg_tree_bit;  // bits change only in the last commit
     after.changing = real->started();
   } else {
     after.has_bg_tree_bit = forward;

@@ -46,6 +46,9 @@ struct ConvertReport {
   u64 estimated_tree_blocks = 0;  // dry run: blocks the new tree and the copies will take
   bool set_no_holes = false;
   bool interrupted = false;  // stopped early by ConvertOptions::stop
+  /// The filesystem was half converted in the other direction: this run
+  /// takes that conversion back (moves the moved items back, lowest first).
+  bool reverting = false;
   /// Where the filesystem stands when the run stopped early (interrupted),
   /// and how to go on: "nothing was written", or the half state and the
   /// command that finishes it.

@@ -38,6 +38,34 @@ std::shared_ptr<const io::MemoryImage> after(const std::shared_ptr<const io::Mem
   return image;
 }
 
+/// Stops the run after its `after`-th commit, as a first signal would.
+class StopAfterCommits final : public fs::CommitObserver {
+ public:
+  StopAfterCommits(StopRequest& stop, u64 after) : stop_(stop), after_(after) {}
+  void on_commit(const fs::CommitRecord&) override {
+    if (++commits_ == after_) stop_.level.store(1);
+  }
+
+ private:
+  StopRequest& stop_;
+  u64 after_;
+  u64 commits_ = 0;
+};
+
+/// A copy of `base` with `job` stopped after `commits` commits.
+std::shared_ptr<const io::MemoryImage> interrupted(const std::shared_ptr<const io::MemoryImage>& base, const StoppableJob& job,
+                                                   u64 commits) {
+  auto image = std::make_shared<io::MemoryImage>(*base);
+  StopRequest stop;
+  StopAfterCommits observer(stop, commits);
+  auto fs = open_memory_fs(image, true, {}, &observer);
+  REQUIRE_MESSAGE(fs.has_value(), (fs ? "" : fs.error().message));
+  auto st = job(**fs, &stop);
+  REQUIRE_MESSAGE(st.has_value(), (st ? "" : st.error().message));
+  REQUIRE(*st);
+  return image;
+}
+
 void run_and_check(const char* name, const std::shared_ptr<const io::MemoryImage>& base, const Job& job,
                    const CrashOptions& o = {}) {
   CrashReport r = crash_at_every_write(base, job, o);
@@ -58,6 +86,15 @@ TEST_CASE("convert --bg-tree --batch 2, then --no-bg-tree --batch 2: a crash at 
   auto base = fixture("convert-16k");
   run_and_check("convert-to-bg-tree", base, convert_job(true, 2));
   run_and_check("convert-to-extent-tree", after(base, convert_job(true, 2)), convert_job(false, 2));
+}
+
+TEST_CASE("taking back a half conversion, both ways, --batch 1: a crash at every write") {
+  auto base = fixture("convert-16k");
+  // Half to the bg tree (mark + 2 batches of 2), taken back by --no-bg-tree.
+  run_and_check("revert-half-to-bg-tree", interrupted(base, convert_stoppable(true, 2), 3), convert_job(false, 1));
+  // Half back to the extent tree, taken back by --bg-tree.
+  run_and_check("revert-half-to-extent-tree", interrupted(after(base, convert_job(true, 2)), convert_stoppable(false, 2), 3),
+                convert_job(true, 1));
 }
 
 TEST_CASE("convert --bg-tree on an image with quota, snapshots and 4K nodes: a crash at every write") {
