@@ -1,19 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // read_tree_block through the cache, mirror by mirror, and the batched
 // streaming read used by whole-tree walks (DESIGN.md "Reading": large aligned
-// reads in physical order, each block verified as it streams by).
+// reads in physical order, each block verified as it streams by; the reads
+// ahead are run_prefetcher.h's).
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <condition_variable>
-#include <mutex>
-#include <new>
 #include <optional>
-#include <system_error>
-#include <thread>
 
 #include "lib/fs/fs_info.h"
-#include "lib/io/aligned_buffer.h"
+#include "lib/fs/run_prefetcher.h"
 
 namespace fsctl::fs {
 using namespace fsctl::format;
@@ -87,14 +82,6 @@ Result<cache::TreeBlockRef> FsInfo::read_tree_block(u64 bytenr, const ctree::Par
 
 namespace {
 
-/// One coalesced device read of a batch: [start, end) on device `dev`
-/// covering placed[first, last).
-struct Run {
-  const volumes::Device* dev = nullptr;
-  u64 start = 0, end = 0;
-  std::size_t first = 0, last = 0;
-};
-
 /// Tree blocks handed to visitors without entering the cache are recycled
 /// once the visitor has let go of them (use count back to 1), so a streaming
 /// pass allocates a handful of blocks instead of one per block read.
@@ -121,104 +108,6 @@ class BlockPool {
   u32 nodesize_;
   std::size_t next_ = 0;
   std::vector<std::shared_ptr<cache::TreeBlock>> free_;
-};
-
-/// Reads the runs of a batch ahead of the thread that verifies them: a ring
-/// of `depth` buffers filled in run order by `workers` helper threads, so the
-/// device is busy while blocks are checked and visited, and up to `workers`
-/// reads are in flight. A slot is refilled only after the consumer released
-/// it. The destructor stops and joins the helpers, so an early return of the
-/// consumer is safe. REQUIRES: the devices' read_at may be called from
-/// several threads at once (pread on one fd; see lib/io).
-class RunPrefetcher {
- public:
-  RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers)
-      : runs_(runs), align_(align), slots_(std::min(depth, runs.size())) {
-    workers = std::min(workers, slots_.size());
-    for (std::size_t i = 0; i < workers; ++i) {
-      // A thread that cannot be started (resource limits) only means fewer
-      // reads in flight; with none at all the consumer reads inline.
-      try {
-        threads_.emplace_back([this] { work(); });
-      } catch (const std::system_error&) {
-        break;
-      }
-    }
-  }
-  /// False when no helper thread could be started: read inline instead.
-  [[nodiscard]] bool running() const { return !threads_.empty(); }
-  ~RunPrefetcher() {
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    slot_free_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  RunPrefetcher(const RunPrefetcher&) = delete;
-  RunPrefetcher& operator=(const RunPrefetcher&) = delete;
-
-  /// Waits for run `r` (runs are taken in order) and returns its bytes, or
-  /// the read error.
-  [[nodiscard]] Result<const u8*> get(std::size_t r) {
-    Slot& s = slots_[r % slots_.size()];
-    std::unique_lock lk(mu_);
-    run_read_.wait(lk, [&] { return s.filled_run == r; });
-    if (!s.status) return make_error(s.status.error());
-    return static_cast<const u8*>(s.buf.data());
-  }
-  /// Gives the slot of run `r` back for run r + depth.
-  void release(std::size_t r) {
-    {
-      std::lock_guard lk(mu_);
-      released_ = r + 1;
-    }
-    slot_free_.notify_one();
-  }
-
- private:
-  static constexpr std::size_t NONE = ~std::size_t{0};
-  struct Slot {
-    io::AlignedBuffer buf;
-    std::size_t filled_run = NONE;
-    Status status;
-  };
-  void work() {
-    std::unique_lock lk(mu_);
-    for (;;) {
-      slot_free_.wait(lk, [&] { return stop_ || (next_ < runs_.size() && next_ < released_ + slots_.size()); });
-      if (stop_) return;
-      std::size_t r = next_++;
-      Slot& s = slots_[r % slots_.size()];
-      lk.unlock();
-      const Run& run = runs_[r];
-      u64 len = run.end - run.start;
-      // Sized on first use, grown when needed (most runs of node levels are
-      // one block): fresh memory costs a page fault per page.
-      Status st;
-      try {
-        if (s.buf.size() < len) s.buf = io::AlignedBuffer(len, align_);
-      } catch (const std::bad_alloc&) {  // would end the process from a helper thread
-        st = make_error(Errc::io, run.dev->path + ": no memory for a " + std::to_string(len) + " byte read buffer", ENOMEM);
-      }
-      if (st) st = run.dev->dev->read_at(run.start, s.buf.span().first(len));
-      lk.lock();
-      s.status = std::move(st);
-      s.filled_run = r;
-      run_read_.notify_one();  // the one consumer
-    }
-  }
-
-  const std::vector<Run>& runs_;
-  u32 align_;
-  std::vector<Slot> slots_;
-  std::mutex mu_;
-  std::condition_variable run_read_;   // a slot was filled (the consumer waits)
-  std::condition_variable slot_free_;  // a slot was released, or stop (helpers wait)
-  std::size_t next_ = 0;      // next run to read
-  std::size_t released_ = 0;  // runs [0, released_) are consumed
-  bool stop_ = false;
-  std::vector<std::thread> threads_;  // last: joined before the rest goes away
 };
 
 }  // namespace

@@ -157,16 +157,10 @@ class BalanceJob final : public transaction::BatchJob {
   std::optional<RelocationPlan> plan_;
 };
 
-}  // namespace
-
-Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts) {
-  auto t0 = std::chrono::steady_clock::now();
-  BalanceReport rep;
-  rep.dry_run = opts.dry_run;
-  FSCTL_TRY(refuse_unfinished_work(fs));
-  // convert=PROFILE: the profile must be one the devices can hold (kernel
-  // btrfs_balance: "unable to start balance with target ... profile"), and
-  // RAID5/6 are not written by fsctl.
+// convert=PROFILE: the profile must be one the devices can hold (kernel
+// btrfs_balance: "unable to start balance with target ... profile"), and
+// RAID5/6 are not written by fsctl.
+Status check_convert_profiles(fs::FsInfo& fs, const BalanceOptions& opts) {
   std::size_t ndevs = fs.dev_items().size();
   for (const auto* f : {&opts.metadata, &opts.system}) {
     if (!*f || !(*f)->convert) continue;
@@ -189,9 +183,13 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
                                                     " redundancy (" + std::to_string(have) + " copies now, " + std::to_string(prof->ncopies) +
                                                     " after): add -f if you want this");
   }
-  // With convert, every transaction allocates only from block groups of the
-  // target profile and makes new chunks with it.
-  std::function<void(transaction::Transaction&)> steer = [&](transaction::Transaction& t) {
+  return {};
+}
+
+// With convert, every transaction allocates only from block groups of the
+// target profile and makes new chunks with it.
+std::function<void(transaction::Transaction&)> profile_steering(fs::FsInfo& fs, const BalanceOptions& opts) {
+  return [&fs, &opts](transaction::Transaction& t) {
     for (bool system : {false, true}) {
       const auto& f = system ? opts.system : opts.metadata;
       if (!f || !f->convert) continue;
@@ -203,60 +201,82 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
       t.set_chunk_profile(type | *f->convert);
     }
   };
+}
 
-  // Selection per kind (kernel should_balance_chunk with the kind's
-  // filters, limit counted per kind), then all of them processed from the
-  // highest start down, as the kernel walks the chunk tree.
+// The block groups of one kind (system or metadata) that the kind's filters
+// select (kernel should_balance_chunk, limit counted per kind), from the
+// highest start down (`bgs` sorted so); `count` counts the kind's groups.
+Result<std::vector<u64>> select_kind(fs::FsInfo& fs, const std::vector<fs::BlockGroup>& bgs, bool system, const BalanceFilters& f,
+                                     u64& count) {
+  std::vector<u64> out;
+  for (const auto& bg : bgs) {
+    u64 type = bg.flags & BLOCK_GROUP_TYPE_MASK;
+    if (type != (system ? BLOCK_GROUP_SYSTEM : BLOCK_GROUP_METADATA)) continue;
+    count++;
+    const Chunk* c = fs.chunk_map().find(bg.start);
+    if (!c) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
+    if (f.matches(*c, bg.used)) out.push_back(bg.start);
+  }
+  // Kernel limit filter: fewer matches than limit_min -> none; at most limit_max.
+  if (f.limit_min && out.size() < *f.limit_min) out.clear();
+  if (f.limit_max && out.size() > *f.limit_max) out.resize(*f.limit_max);
+  return out;
+}
+
+// Selection per kind (kernel should_balance_chunk with the kind's
+// filters, limit counted per kind), then all of them processed from the
+// highest start down, as the kernel walks the chunk tree.
+Status select_block_groups(fs::FsInfo& fs, const BalanceOptions& opts, BalanceReport& rep) {
   std::vector<fs::BlockGroup> bgs(fs.block_groups().begin(), fs.block_groups().end());
   std::sort(bgs.begin(), bgs.end(), [](const fs::BlockGroup& a, const fs::BlockGroup& b) { return a.start > b.start; });
-  auto select = [&](bool system, const BalanceFilters& f, u64& count) -> Result<std::vector<u64>> {
-    std::vector<u64> out;
-    for (const auto& bg : bgs) {
-      u64 type = bg.flags & BLOCK_GROUP_TYPE_MASK;
-      if (type != (system ? BLOCK_GROUP_SYSTEM : BLOCK_GROUP_METADATA)) continue;
-      count++;
-      const Chunk* c = fs.chunk_map().find(bg.start);
-      if (!c) return make_error(Errc::corrupt, "block group " + std::to_string(bg.start) + " has no chunk");
-      if (f.matches(*c, bg.used)) out.push_back(bg.start);
-    }
-    // Kernel limit filter: fewer matches than limit_min -> none; at most limit_max.
-    if (f.limit_min && out.size() < *f.limit_min) out.clear();
-    if (f.limit_max && out.size() > *f.limit_max) out.resize(*f.limit_max);
-    return out;
-  };
   if (opts.metadata) {
-    FSCTL_TRY_ASSIGN(auto m, select(false, *opts.metadata, rep.block_groups_metadata));
+    FSCTL_TRY_ASSIGN(auto m, select_kind(fs, bgs, false, *opts.metadata, rep.block_groups_metadata));
     rep.selected.insert(rep.selected.end(), m.begin(), m.end());
   }
   if (opts.system) {
-    FSCTL_TRY_ASSIGN(auto sy, select(true, *opts.system, rep.block_groups_system));
+    FSCTL_TRY_ASSIGN(auto sy, select_kind(fs, bgs, true, *opts.system, rep.block_groups_system));
     rep.selected.insert(rep.selected.end(), sy.begin(), sy.end());
   }
   std::sort(rep.selected.begin(), rep.selected.end(), std::greater<>());
   rep.block_groups_selected = rep.selected.size();
+  return {};
+}
 
-  // Batches: opts.batch groups each, or (batch 0) as many groups as fit
-  // the cache budget by their used bytes — the plan of a batch (every
-  // block's parent check, children and copy) and the commit's work grow
-  // with it; the copies themselves are written back early past half the
-  // budget — and at least one.
+// Batches: opts.batch groups each, or (batch 0) as many groups as fit
+// the cache budget by their used bytes — the plan of a batch (every
+// block's parent check, children and copy) and the commit's work grow
+// with it; the copies themselves are written back early past half the
+// budget — and at least one. Returns each batch's end in `selected`.
+std::vector<std::size_t> batch_ends(fs::FsInfo& fs, const BalanceOptions& opts, const std::vector<u64>& selected) {
   std::vector<std::size_t> ends;
-  {
-    u64 budget = std::max<u64>(fs.cache().budget(), 1);
-    std::size_t i = 0;
-    while (i < rep.selected.size()) {
-      std::size_t j = i;
-      u64 bytes = 0;
-      while (j < rep.selected.size()) {
-        u64 used = fs.block_group_of(rep.selected[j])->used;
-        if (opts.batch ? j - i >= opts.batch : (j > i && bytes + used > budget)) break;
-        bytes += used;
-        ++j;
-      }
-      ends.push_back(j);
-      i = j;
+  u64 budget = std::max<u64>(fs.cache().budget(), 1);
+  std::size_t i = 0;
+  while (i < selected.size()) {
+    std::size_t j = i;
+    u64 bytes = 0;
+    while (j < selected.size()) {
+      u64 used = fs.block_group_of(selected[j])->used;
+      if (opts.batch ? j - i >= opts.batch : (j > i && bytes + used > budget)) break;
+      bytes += used;
+      ++j;
     }
+    ends.push_back(j);
+    i = j;
   }
+  return ends;
+}
+
+}  // namespace
+
+Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  BalanceReport rep;
+  rep.dry_run = opts.dry_run;
+  FSCTL_TRY(refuse_unfinished_work(fs));
+  FSCTL_TRY(check_convert_profiles(fs, opts));
+  std::function<void(transaction::Transaction&)> steer = profile_steering(fs, opts);
+  FSCTL_TRY(select_block_groups(fs, opts, rep));
+  std::vector<std::size_t> ends = batch_ends(fs, opts, rep.selected);
   BalanceJob job(fs, rep, ends, steer, opts);
   transaction::JobFactory make;  // no rehearsal: see below
   transaction::RunnerOptions ro;

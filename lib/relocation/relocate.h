@@ -77,6 +77,27 @@ class RelocationPlan {
  private:
   /// Whether logical `bytenr` lies in one of the target block groups.
   [[nodiscard]] bool in_target(const fs::FsInfo& fs, u64 bytenr) const;
+
+  // The steps of make() (relocate_plan.cpp), in order.
+  [[nodiscard]] Status read_target_extents(transaction::Transaction& t);
+  [[nodiscard]] Status read_subvolume_nodes(transaction::Transaction& t);
+  void select_copies();
+  [[nodiscard]] Status find_global_targets(transaction::Transaction& t);
+  [[nodiscard]] Status check_targets_used(fs::FsInfo& fs) const;
+  /// A block a tree reaches inside a target must have its extent item.
+  [[nodiscard]] Status must_be_target(const fs::FsInfo& fs, u64 bytenr, u64 tree) const;
+
+  // The steps of apply() (relocate_apply.cpp), in order. `memo`: original
+  // bytenr -> copy's bytenr of every subvolume-tree block copied.
+  using Memo = std::map<u64, u64>;
+  [[nodiscard]] Status copy_subvolume_blocks(transaction::Transaction& t, Memo& memo);
+  [[nodiscard]] Status update_root_items(transaction::Transaction& t, const Memo& memo);
+  [[nodiscard]] Status move_extent_items(transaction::Transaction& t, const Memo& memo, RelocationStats& st, std::set<u64>& full_backref);
+  [[nodiscard]] Status remap_full_backrefs(transaction::Transaction& t, const Memo& memo, const std::set<u64>& full_backref,
+                                           RelocationStats& st);
+  [[nodiscard]] Status cow_global_trees(transaction::Transaction& t);
+  [[nodiscard]] Status check_targets_reached(const fs::FsInfo& fs, const Memo& memo) const;
+
   struct Node {
     u8 level = 0;
     std::vector<u64> children;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Reading the quota tree. Scans from the first key (0,0,0) over every leaf:
+// Reading the quota tree (read_quota: QGROUP_STATUS/INFO/LIMIT/RELATION items;
+// qgroupid text). Scans from the first key (0,0,0) over every leaf:
 // the btrfs-progs checker starts a pass at a later key and misses leaves when
 // the quota tree has more than one (FORMAT.md section 2).
 #include <cstdio>
