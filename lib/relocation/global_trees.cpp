@@ -3,6 +3,7 @@
 // DESIGN.md "Relocation for `balance -m`").
 #include "lib/relocation/global_trees.h"
 
+#include "lib/ctree/search.h"
 #include "lib/format/node_layout.h"
 
 namespace fsctl::relocation {
