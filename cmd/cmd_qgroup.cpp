@@ -165,7 +165,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
     json rows = json::array();
     for (auto& row : rep_.rows) {
       json j = {{"qgroupid", qgroupid_to_string(row.qgroupid)}, {"status", row.status},
-                {"subvol_exists", row.subvol_exists},
+                {"subvol_exists", row.subvol_exists}, {"subvol_dropping", row.subvol_dropping},
                 {"computed", {{"referenced", row.computed.rfer}, {"referenced_compressed", row.computed.rfer_cmpr},
                               {"exclusive", row.computed.excl}, {"exclusive_compressed", row.computed.excl_cmpr}}}};
       if (row.ondisk)
@@ -213,6 +213,10 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
               static_cast<unsigned long long>(rep_.computed.tree_blocks),
               static_cast<unsigned long long>(rep_.computed.data_extents), rep_.computed.seconds,
               static_cast<unsigned long long>(rep_.mismatches));
+  for (auto& row : rep_.rows)
+    if (row.subvol_dropping)
+      std::printf("note: subvolume %llu is being deleted (drop in progress): qgroup %s is right now and changes when the drop finishes\n",
+                  static_cast<unsigned long long>(row.qgroupid), qgroupid_to_string(row.qgroupid).c_str());
   if (rep_.mismatches && rep_.differences_expected)
     std::printf("differences are expected: %s\n", rep_.expected_reason.c_str());
   else if (rep_.mismatches && !repaired)
