@@ -79,6 +79,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   if (tty) std::fprintf(stderr, "\n");
   if (!r) return report_error(r.error(), a.devs[0]);
   const auto& b = *r;
+  if (!a.dry_run && b.commits == 0 && !b.interrupted) refresh_lagging_supers(**fs, rep);
 
   // Qgroups after the last commit: every number must still be right.
   std::optional<check::QgroupVerifyReport> qv;

@@ -41,6 +41,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   if (tty) std::fprintf(stderr, "\n");
   if (!r) return report_error(r.error(), devs[0]);
   const auto& c = *r;
+  if (!dry_run && c.commits == 0 && !c.interrupted) refresh_lagging_supers(**fs, rep);
   if (g.format == Format::json) {
     json out = json_header("convert");
     out["direction"] = to_bgt ? "to-bg-tree" : "to-extent-tree";

@@ -156,6 +156,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
     if (!rr) return report_error(rr.error(), devs[0]);
     repaired = *rr;
     rc = repaired->interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+    if (!repaired->wrote && !repaired->interrupted) refresh_lagging_supers(**fs, rep);
   }
   if (g.format == Format::json) {
     json out = json_header("qgroup verify");

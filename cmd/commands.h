@@ -36,4 +36,10 @@ void register_balance(CLI::App& app, const GlobalOptions& g, Action& action);
 [[nodiscard]] Result<std::unique_ptr<fs::FsInfo>> open_read_write(const std::vector<std::string>& devs,
                                                                   const GlobalOptions& g, Reporter& rep);
 
+/// After a write command that committed nothing: rewrites superblock copies
+/// found lagging at open with one empty commit
+/// (transaction::rewrite_lagging_supers) and says so as a notice, or warns
+/// when that commit fails (the command's own result stands).
+void refresh_lagging_supers(fs::FsInfo& fs, Reporter& rep);
+
 }  // namespace fsctl::cmd
