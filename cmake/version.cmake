@@ -13,11 +13,18 @@ if(GIT_FOUND AND EXISTS ${CMAKE_SOURCE_DIR}/.git)
                   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
                   OUTPUT_VARIABLE FSCTL_GIT_DESCRIBE OUTPUT_STRIP_TRAILING_WHITESPACE
                   RESULT_VARIABLE FSCTL_GIT_RC ERROR_QUIET)
+  # Whether a tag is reachable: without one, describe prints only the commit
+  # (which may start with a digit, so its shape does not tell).
+  execute_process(COMMAND ${GIT_EXECUTABLE} describe --tags --abbrev=0
+                  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+                  OUTPUT_QUIET ERROR_QUIET RESULT_VARIABLE FSCTL_GIT_NO_TAG)
   if(FSCTL_GIT_RC EQUAL 0 AND FSCTL_GIT_DESCRIBE)
-    if(FSCTL_GIT_DESCRIBE MATCHES "^v?([0-9].*)$")
+    if(FSCTL_GIT_NO_TAG)
+      set(FSCTL_VERSION_STRING ${PROJECT_VERSION}-g${FSCTL_GIT_DESCRIBE})
+    elseif(FSCTL_GIT_DESCRIBE MATCHES "^v([0-9].*)$")
       set(FSCTL_VERSION_STRING ${CMAKE_MATCH_1})
     else()
-      set(FSCTL_VERSION_STRING ${PROJECT_VERSION}-g${FSCTL_GIT_DESCRIBE})
+      set(FSCTL_VERSION_STRING ${FSCTL_GIT_DESCRIBE})
     endif()
   endif()
 endif()
