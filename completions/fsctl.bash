@@ -18,8 +18,16 @@ _fsctl() {
   local global_opts="--format -v --verbose -q --quiet --cache-size --help -h --version"
   local commands="inspect qgroup convert check balance"
 
-  # Values of options that take one.
-  case $prev in
+  # Values of options that take one. bash splits "--format=json" at "=":
+  # the option is then two words back.
+  local opt=$prev
+  if [ "$prev" = "=" ] && ((cword >= 2)); then
+    opt=${words[cword - 2]}
+  elif [ "$cur" = "=" ]; then
+    opt=$prev
+    cur=""
+  fi
+  case $opt in
     --format)
       COMPREPLY=($(compgen -W "text json" -- "$cur"))
       return ;;
@@ -47,7 +55,9 @@ _fsctl() {
     w=${words[i]}
     case $w in
       --format | --cache-size | --batch | --verify-qgroups | --sort | -t | --tree | -b | --block)
-        ((i++)); continue ;;
+        # Its value follows, after an "=" word when written --opt=value.
+        if [ "${words[i + 1]:-}" = "=" ]; then ((i += 2)); else ((i++)); fi
+        continue ;;
       -*) continue ;;
     esac
     if [ -z "$cmd" ]; then
