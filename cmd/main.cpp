@@ -10,6 +10,7 @@
 #include "cmd/commands.h"
 #include "cmd/env_hooks.h"
 #include "cmd/output.h"
+#include "cmd/version.h"
 
 int main(int argc, char** argv) {
   using namespace fsctl::cmd;
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", g.verbose, "More detail (repeatable)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors and results");
   app.add_option("--cache-size", cache_size, "Tree block cache budget (e.g. 256M)");
-  app.set_version_flag("--version", "fsctl 0.1.0");
+  app.set_version_flag("--version", std::string("fsctl ") + VERSION);
 
   Action action;
   register_inspect(app, g, action);
