@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
                              "Sizes in KiB (kB with --si)", "Sizes in MiB (MB with --si)",
                              "Sizes in GiB (GB with --si)", "Sizes in TiB (TB with --si)"};
   for (std::size_t i = 0; i < unit_option_names().size(); ++i)
-    app.add_flag(unit_option_names()[i], unit_help[i])->group("Size units (text output)");
+    app.add_flag(unit_option_names()[i])->description(unit_help[i])->group("Size units (text output)");
 
   Action action;
   register_inspect(app, g, action);
