@@ -3,6 +3,7 @@
 // `fsctl qgroup verify` (on-disk vs computed numbers, exit 1 on a mismatch).
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <variant>
 #include <cstdio>
 #include <iostream>
@@ -118,7 +119,25 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
     if (f == "excl") return three(a->ondisk.excl, b->ondisk.excl);
     if (f == "max_rfer") return three(maxr(a), maxr(b));
     if (f == "max_excl") return three(maxe(a), maxe(b));
-    if (f == "path") return three(path_of(a), path_of(b));
+    if (f == "path") {
+      // As btrfs: levels apart by qgroupid; then by the subvolume's path
+      // ("" for 0/5), '/' before any other character, no path last.
+      if (qgroup::qgroup_level(a->qgroupid) != qgroup::qgroup_level(b->qgroupid)) return three(a->qgroupid, b->qgroupid);
+      auto raw_path = [&](const qgroup::QgroupItem* i) -> std::optional<std::string> {
+        if (qgroup::qgroup_level(i->qgroupid) > 0) return std::nullopt;
+        if (i->qgroupid == 5) return std::string();
+        auto it = paths->find(i->qgroupid);
+        return it == paths->end() ? std::nullopt : std::optional<std::string>(it->second);
+      };
+      auto pa = raw_path(a), pb = raw_path(b);
+      if (!pa || !pb) return pa ? -1 : pb ? 1 : 0;
+      auto key = [](const std::string& p) {
+        std::string k = p;
+        for (auto& ch : k) ch = ch == '/' ? '\0' : ch;  // '/' sorts first
+        return k;
+      };
+      return three(key(*pa), key(*pb));
+    }
     return three(a->qgroupid, b->qgroupid);
   };
   std::stable_sort(rows.begin(), rows.end(), [&](auto a, auto b) {
