@@ -2,6 +2,8 @@
 // `fsctl balance -m[FILTERS] DEV...`: offline metadata relocation with exact
 // qgroups (lib/relocation). Filters are attached to -m as with btrfs balance
 // start (-musage=50,limit=2); --metadata=FILTERS is the long form.
+// `fsctl balance start ...` is the same command (btrfs' spelling); -d and a
+// filter given as a separate word (-m usage=50) are usage errors saying why.
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -122,7 +122,7 @@ grep -Eq '^unique tree blocks [0-9]+ \([0-9]+ bytes\), read [0-9]+ bytes in' "$T
 run ts1 0 inspect tree-stats --human-readable "$IMG"
 grep -Eq '^unique tree blocks [0-9]+ \([0-9]+\.[0-9]{2}KiB\), read [0-9]+\.[0-9]{2}KiB in' "$T/ts1.out" || { cat "$T/ts1.out"; fail "tree-stats --human-readable"; }
 run ts2 0 --si --kbytes inspect tree-stats "$IMG"
-grep -Eq '^root +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]{2}kB ' "$T/ts2.out" || { cat "$T/ts2.out"; fail "tree-stats --si --kbytes"; }
+grep -Eq '^ROOT_TREE +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]{2}kB ' "$T/ts2.out" || { cat "$T/ts2.out"; fail "tree-stats --si --kbytes"; }
 run ts3 0 inspect tree-stats --human-readable --raw "$IMG"
 cmp -s <(sed 's/in [0-9.]* s$//' "$T/ts0.out") <(sed 's/in [0-9.]* s$//' "$T/ts3.out") || fail "--raw after --human-readable: not bytes"
 run ts4 0 --format json inspect tree-stats --human-readable "$IMG"
@@ -165,7 +165,7 @@ refshow > "$T/r.plain"
 refshow -p --raw --sort=-excl,qgroupid > "$T/r.psort"
 refshow -r --si --kbytes > "$T/r.rsi"
 refshow -c -e --raw > "$T/r.ce"
-refshow --sort=path > "$T/r.path"
+refshow -pcre --sort=path > "$T/r.path"
 umount "$M"
 # progs prints a wrong member count for higher-level qgroups ("<0 member
 # qgroups>"; fsctl counts the direct members): compare paths of level-0 rows.
@@ -180,7 +180,7 @@ same pcre -pcre
 same psort -p --raw --sort=-excl,qgroupid
 same rsi -r --si --kbytes
 same ce -c -e --raw
-same path --sort=path
+same path -pcre --sort=path
 # The default prints every column (fsctl's table has always been -pcre's).
 run dflt 0 qgroup show "$Q"
 cmp -s "$T/dflt.out" "$T/pcre.out" || fail "qgroup show without -pcre: not the -pcre table"
