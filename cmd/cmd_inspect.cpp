@@ -91,7 +91,69 @@ json super_to_json(const SuperBlock& sb) {
               {"backup_roots", backups}};
 }
 
-void print_super_text(const json& j, const std::string& device, u64 physical, const std::string& status) {
+// The sys_chunk_array of `sb` as JSON (dump-super -f); an "error" member
+// when it does not decode.
+json sys_chunks_to_json(const SuperBlock& sb) {
+  json arr = json::array();
+  auto chunks = decode_sys_chunk_array(std::span<const u8>(sb.sys_chunk_array), sb.sys_chunk_array_size.get());
+  if (!chunks) return json{{"error", chunks.error().message}};
+  for (const auto& c : *chunks) {
+    json stripes = json::array();
+    for (const auto& st : c.stripes)
+      stripes.push_back({{"devid", st.devid}, {"offset", st.physical}, {"dev_uuid", uuid_to_string(st.dev_uuid)}});
+    arr.push_back({{"logical", c.logical}, {"length", c.length}, {"owner", c.owner}, {"stripe_len", c.stripe_len},
+                   {"type", c.type}, {"type_name", block_group_flags_to_string(c.type)}, {"io_align", c.io_align},
+                   {"io_width", c.io_width}, {"sector_size", c.sector_size}, {"num_stripes", c.num_stripes},
+                   {"sub_stripes", c.sub_stripes}, {"stripes", stripes}});
+  }
+  return arr;
+}
+
+// dump-super -f: the sys_chunk_array and the backup roots with their levels,
+// laid out as btrfs inspect-internal dump-super -f.
+void print_super_full_text(const SuperBlock& sb) {
+  json chunks = sys_chunks_to_json(sb);
+  std::cout << "sys_chunk_array[" << SYSTEM_CHUNK_ARRAY_SIZE << "]:\n";
+  if (chunks.is_object()) {
+    std::cout << "\tERROR: " << chunks["error"].get<std::string>() << '\n';
+  } else {
+    int i = 0;
+    for (const auto& c : chunks) {
+      std::cout << "\titem " << i++ << " key (FIRST_CHUNK_TREE CHUNK_ITEM " << c["logical"].get<u64>() << ")\n"
+                << "\t\tlength " << c["length"].get<u64>() << " owner " << c["owner"].get<u64>() << " stripe_len "
+                << c["stripe_len"].get<u64>() << " type " << c["type_name"].get<std::string>() << '\n'
+                << "\t\tio_align " << c["io_align"].get<u32>() << " io_width " << c["io_width"].get<u32>()
+                << " sector_size " << c["sector_size"].get<u32>() << '\n'
+                << "\t\tnum_stripes " << c["num_stripes"].get<u16>() << " sub_stripes " << c["sub_stripes"].get<u16>() << '\n';
+      int n = 0;
+      for (const auto& st : c["stripes"])
+        std::cout << "\t\t\tstripe " << n++ << " devid " << st["devid"].get<u64>() << " offset " << st["offset"].get<u64>()
+                  << "\n\t\t\tdev_uuid " << st["dev_uuid"].get<std::string>() << '\n';
+    }
+  }
+  std::cout << "backup_roots[" << std::size(sb.super_roots) << "]:\n";
+  int i = 0;
+  for (const auto& b : sb.super_roots) {
+    auto root = [](const char* name, u64 bytenr, u64 gen, unsigned level) {
+      std::cout << "\t\t" << name << ":\t" << (std::string(name) == "backup_fs_root" ? "\t" : "") << bytenr << "\tgen: " << gen
+                << "\tlevel: " << level << '\n';
+    };
+    std::cout << "\tbackup " << i++ << ":\n";
+    root("backup_tree_root", b.tree_root.get(), b.tree_root_gen.get(), b.tree_root_level);
+    root("backup_chunk_root", b.chunk_root.get(), b.chunk_root_gen.get(), b.chunk_root_level);
+    root("backup_extent_root", b.extent_root.get(), b.extent_root_gen.get(), b.extent_root_level);
+    root("backup_fs_root", b.fs_root.get(), b.fs_root_gen.get(), b.fs_root_level);
+    root("backup_dev_root", b.dev_root.get(), b.dev_root_gen.get(), b.dev_root_level);
+    root("csum_root", b.csum_root.get(), b.csum_root_gen.get(), b.csum_root_level);
+    std::cout << "\t\tbackup_total_bytes:\t" << b.total_bytes.get() << "\n\t\tbackup_bytes_used:\t" << b.bytes_used.get()
+              << "\n\t\tbackup_num_devices:\t" << b.num_devices.get() << "\n\n";
+  }
+}
+
+// One superblock copy as text; `full` (dump-super -f): the sys_chunk_array
+// and the backup roots in full after the fields, instead of one line each.
+void print_super_text(const json& j, const std::string& device, u64 physical, const std::string& status,
+                      const SuperBlock* full) {
   std::cout << "superblock: bytenr=" << physical << ", device=" << device << (status.empty() ? "" : ", " + status) << '\n';
   std::cout << "---------------------------------------------------------\n";
   auto line = [](const std::string& k, const std::string& v) {
@@ -102,7 +164,10 @@ void print_super_text(const json& j, const std::string& device, u64 physical, co
   for (auto& [k, v] : j.items()) {
     if (k == "dev_item") {
       for (auto& [dk, dv] : v.items()) line("dev_item." + dk, val(dv));
+    } else if (k == "sys_chunk_array") {
+      continue;  // printed by print_super_full_text
     } else if (k == "backup_roots") {
+      if (full) continue;
       int i = 0;
       for (auto& b : v) {
         std::cout << "backup " << i++ << ":";
@@ -115,10 +180,18 @@ void print_super_text(const json& j, const std::string& device, u64 physical, co
       line(k, val(v));
     }
   }
+  if (full) print_super_full_text(*full);
   std::cout << '\n';
 }
 
-int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs, bool all_mirrors) {
+/// dump-super's choices: every copy (-a), one copy (-s N), the full form (-f).
+struct DumpSuperOptions {
+  bool all_mirrors = false;
+  int copy = -1;  // -s N: 0, 1 or 2; -1: the copy in use
+  bool full = false;
+};
+
+int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs, const DumpSuperOptions& o) {
   StderrReporter rep(g);
   json out = json_header("inspect dump-super");
   out["devices"] = json::array();
@@ -132,34 +205,45 @@ int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs,
     auto d = volumes::read_device_supers(std::move(*dev));
     if (!d) return report_error(d.error());
     json dj = {{"device", path}, {"devid", d->devid}, {"used_copy", d->super_mirror}, {"copies", json::array()}};
+    bool printed_asked = false;
     for (auto& c : d->copies) {
       if (!c.fits) continue;
-      bool chosen = c.mirror == d->super_mirror;
-      if (!chosen && !all_mirrors) {
-        if (!c.valid) rep.warning(path + ": superblock copy " + std::to_string(c.mirror) + " at " + std::to_string(c.physical) + " is damaged: " + c.problem);
+      bool in_use = c.mirror == d->super_mirror;
+      bool asked = o.copy >= 0 ? static_cast<int>(c.mirror) == o.copy : in_use;
+      if (!asked && !o.all_mirrors) {
+        if (!c.valid && o.copy < 0)
+          rep.warning(path + ": superblock copy " + std::to_string(c.mirror) + " at " + std::to_string(c.physical) + " is damaged: " + c.problem);
         continue;
       }
-      if (chosen && c.mirror != 0)
+      printed_asked = printed_asked || asked;
+      if (in_use && o.copy < 0 && c.mirror != 0)
         rep.warning(path + ": primary superblock is damaged (" + d->copies[0].problem + "); showing copy " +
                     std::to_string(c.mirror) + " at " + std::to_string(c.physical));
       json cj = {{"mirror", c.mirror}, {"bytenr", c.physical}, {"valid", c.valid}};
       SuperBlock sb{};
       bool have = false;
-      if (chosen) {
+      if (in_use) {
         sb = d->super;
         have = true;
       } else {
         have = static_cast<bool>(d->dev->read_at(c.physical, super_bytes(sb)));
       }
       if (!c.valid) cj["problem"] = c.problem;
-      if (have && sb.magic.get() == SUPER_MAGIC) cj["superblock"] = super_to_json(sb);
+      if (have && sb.magic.get() == SUPER_MAGIC) {
+        cj["superblock"] = super_to_json(sb);
+        if (o.full) cj["superblock"]["sys_chunk_array"] = sys_chunks_to_json(sb);
+      }
       if (g.format == Format::text) {
         if (cj.contains("superblock"))
-          print_super_text(cj["superblock"], path, c.physical, c.valid ? "" : "INVALID: " + c.problem);
+          print_super_text(cj["superblock"], path, c.physical, c.valid ? "" : "INVALID: " + c.problem, o.full ? &sb : nullptr);
         else
           std::cout << "superblock: bytenr=" << c.physical << ", device=" << path << ", INVALID: " << c.problem << "\n\n";
       }
       dj["copies"].push_back(cj);
+    }
+    if (o.copy >= 0 && !printed_asked) {
+      std::cerr << "ERROR: " << path << ": superblock copy " << o.copy << " lies beyond the end of the device\n";
+      return EXIT_USAGE;
     }
     out["devices"].push_back(dj);
   }
@@ -360,19 +444,19 @@ int run_tree_stats(const GlobalOptions& g, const std::vector<std::string>& devs)
     std::cout << out.dump(2) << '\n';
     return EXIT_OK;
   }
-  std::printf("%-24s %8s %6s %10s %10s %14s %12s\n", "tree", "key.off", "height", "nodes", "leaves", "bytes", "items");
+  const UnitMode units = g.units_or(UNITS_RAW);  // bytes unless a unit option is given
+  std::printf("%-24s %8s %6s %10s %10s %14s %12s\n", "tree", "key.off", "height", "nodes", "leaves", units.raw() ? "bytes" : "size", "items");
   for (auto& t : r->trees) {
     if (t.skipped) {
       std::printf("%-24s %8llu %6u   (being deleted, not walked)\n", t.name.c_str(), static_cast<unsigned long long>(t.key_offset), t.height);
       continue;
     }
-    std::printf("%-24s %8llu %6u %10llu %10llu %14llu %12llu\n", t.name.c_str(), static_cast<unsigned long long>(t.key_offset),
+    std::printf("%-24s %8llu %6u %10llu %10llu %14s %12llu\n", t.name.c_str(), static_cast<unsigned long long>(t.key_offset),
                 t.height, static_cast<unsigned long long>(t.nodes), static_cast<unsigned long long>(t.leaves),
-                static_cast<unsigned long long>(t.bytes), static_cast<unsigned long long>(t.items));
+                format_bytes(t.bytes, units).c_str(), static_cast<unsigned long long>(t.items));
   }
-  std::printf("unique tree blocks %llu (%llu bytes), read %llu bytes in %.3f s\n",
-              static_cast<unsigned long long>(r->unique_blocks), static_cast<unsigned long long>(r->unique_bytes),
-              static_cast<unsigned long long>(r->bytes_read), r->seconds);
+  std::printf("unique tree blocks %llu (%s), read %s in %.3f s\n", static_cast<unsigned long long>(r->unique_blocks),
+              bytes_phrase(r->unique_bytes, units).c_str(), bytes_phrase(r->bytes_read, units).c_str(), r->seconds);
   return EXIT_OK;
 }
 
@@ -399,10 +483,12 @@ int run_block_groups(const GlobalOptions& g, const std::vector<std::string>& dev
   }
   std::printf("block group items: %s (%llu in the block group tree, %llu in the extent tree)\n", st.describe().c_str(),
               static_cast<unsigned long long>(st.in_bg_tree), static_cast<unsigned long long>(st.in_extent_tree));
+  // Start is an address, always in bytes; length and used follow the unit options (default bytes).
+  const UnitMode units = g.units_or(UNITS_RAW);
   std::printf("%16s %14s %14s %-20s %-8s %s\n", "start", "length", "used", "flags", "profile", "item in");
   for (auto& bg : (*fs)->block_groups())
-    std::printf("%16llu %14llu %14llu %-20s %-8s %s\n", static_cast<unsigned long long>(bg.start),
-                static_cast<unsigned long long>(bg.length), static_cast<unsigned long long>(bg.used),
+    std::printf("%16llu %14s %14s %-20s %-8s %s\n", static_cast<unsigned long long>(bg.start),
+                format_bytes(bg.length, units).c_str(), format_bytes(bg.used, units).c_str(),
                 block_group_flags_to_string(bg.flags).c_str(), profile_name(bg.flags).c_str(),
                 tree_name(bg.item_tree).c_str());
   return EXIT_OK;
@@ -416,10 +502,15 @@ void register_inspect(CLI::App& app, const GlobalOptions& g, Action& action) {
 
   auto* ds = inspect->add_subcommand("dump-super", "Print the superblock of each device");
   auto ds_devs = std::make_shared<std::vector<std::string>>();
-  auto ds_all = std::make_shared<bool>(false);
-  ds->add_flag("-a,--all-mirrors", *ds_all, "Print every superblock copy that fits the device");
+  auto ds_opt = std::make_shared<DumpSuperOptions>();
+  // -a/--all and -f/--full are btrfs inspect-internal dump-super's; --all-mirrors is fsctl's older name.
+  auto* ds_a = ds->add_flag("-a,--all,--all-mirrors", ds_opt->all_mirrors, "Print every superblock copy that fits the device");
+  ds->add_flag("-f,--full", ds_opt->full, "Also print the sys_chunk_array and the backup roots in full (btrfs dump-super -f)");
+  ds->add_option("-s,--super", ds_opt->copy, "Print superblock copy N (0: 64KiB, 1: 64MiB, 2: 256GiB), valid or not")
+      ->check(CLI::Range(0, 2))
+      ->excludes(ds_a);
   ds->add_option("devices", *ds_devs, "Devices or image files")->required();
-  ds->callback([&g, &action, ds_devs, ds_all] { action = [&g, ds_devs, ds_all] { return run_dump_super(g, *ds_devs, *ds_all); }; });
+  ds->callback([&g, &action, ds_devs, ds_opt] { action = [&g, ds_devs, ds_opt] { return run_dump_super(g, *ds_devs, *ds_opt); }; });
 
   auto* dt = inspect->add_subcommand("dump-tree", "Print tree blocks with decoded items");
   auto dt_devs = std::make_shared<std::vector<std::string>>();
