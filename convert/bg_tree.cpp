@@ -15,7 +15,8 @@
 
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
-#include "lib/format/items.h"
+#include "lib/format/block_group_item.h"
+#include "lib/format/node_layout.h"
 #include "lib/format/super.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/reservation.h"
@@ -74,7 +75,7 @@ class ConvertJob final : public transaction::BatchJob {
       if (bg.item_tree == src_tree_) todo_.push_back(bg);
     std::sort(todo_.begin(), todo_.end(), [](const fs::BlockGroup& a, const fs::BlockGroup& b) { return a.start > b.start; });
     u32 ns = fs.nodesize();
-    u64 per_leaf = leaf_data_size(ns) / (sizeof(Item) + sizeof(BlockGroupItem));
+    u64 per_leaf = leaf_data_size(ns) / (sizeof(Item) + BLOCK_GROUP_ITEM_SIZE);
     u64 total = fs.block_groups().size();
     new_tree_blocks_ = forward ? (total + per_leaf - 1) / per_leaf + 1 : 0;
   }
@@ -209,7 +210,7 @@ class ConvertJob final : public transaction::BatchJob {
     std::vector<Key> ahead;  // ascending: todo is sorted highest first
     for (std::size_t k = from; k < to; ++k) {
       del.changes.push_back({Kind::erase, bg_key(todo_[k]), 0});
-      ins.changes.push_back({Kind::insert, bg_key(todo_[k]), static_cast<u32>(sizeof(BlockGroupItem))});
+      ins.changes.push_back({Kind::insert, bg_key(todo_[k]), BLOCK_GROUP_ITEM_SIZE});
       ahead.push_back(bg_key(todo_[k]));
     }
     std::reverse(ahead.begin(), ahead.end());
