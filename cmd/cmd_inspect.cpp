@@ -9,7 +9,9 @@
 #include "cmd/commands.h"
 #include "cmd/item_json.h"
 #include "lib/ctree/search.h"
+#include "lib/format/backup_root.h"
 #include "lib/format/csum.h"
+#include "lib/format/dev_item.h"
 #include "lib/format/root_item.h"
 #include "lib/format/super.h"
 #include "lib/format/feature_flags.h"
@@ -27,29 +29,32 @@ namespace {
 
 json super_to_json(const SuperBlock& sb) {
   u16 ct = sb.csum_type.get();
-  json dev = {{"devid", sb.dev_item.devid.get()},
-              {"uuid", uuid_to_string(sb.dev_item.uuid)},
-              {"fsid", uuid_to_string(sb.dev_item.fsid)},
-              {"type", sb.dev_item.type.get()},
-              {"total_bytes", sb.dev_item.total_bytes.get()},
-              {"bytes_used", sb.dev_item.bytes_used.get()},
-              {"io_align", sb.dev_item.io_align.get()},
-              {"io_width", sb.dev_item.io_width.get()},
-              {"sector_size", sb.dev_item.sector_size.get()},
-              {"generation", sb.dev_item.generation.get()},
-              {"dev_group", sb.dev_item.dev_group.get()},
-              {"seek_speed", sb.dev_item.seek_speed},
-              {"bandwidth", sb.dev_item.bandwidth}};
+  DevItemRecord di = dev_item_from_disk(sb.dev_item);
+  json dev = {{"devid", di.devid},
+              {"uuid", uuid_to_string(di.uuid)},
+              {"fsid", uuid_to_string(di.fsid)},
+              {"type", di.type},
+              {"total_bytes", di.total_bytes},
+              {"bytes_used", di.bytes_used},
+              {"io_align", di.io_align},
+              {"io_width", di.io_width},
+              {"sector_size", di.sector_size},
+              {"generation", di.generation},
+              {"dev_group", di.dev_group},
+              {"seek_speed", di.seek_speed},
+              {"bandwidth", di.bandwidth}};
   json backups = json::array();
-  for (auto& b : sb.super_roots)
-    backups.push_back({{"tree_root", b.tree_root.get()}, {"tree_root_gen", b.tree_root_gen.get()},
-                       {"chunk_root", b.chunk_root.get()}, {"chunk_root_gen", b.chunk_root_gen.get()},
-                       {"extent_root", b.extent_root.get()}, {"extent_root_gen", b.extent_root_gen.get()},
-                       {"fs_root", b.fs_root.get()}, {"fs_root_gen", b.fs_root_gen.get()},
-                       {"dev_root", b.dev_root.get()}, {"dev_root_gen", b.dev_root_gen.get()},
-                       {"csum_root", b.csum_root.get()}, {"csum_root_gen", b.csum_root_gen.get()},
-                       {"total_bytes", b.total_bytes.get()}, {"bytes_used", b.bytes_used.get()},
-                       {"num_devices", b.num_devices.get()}});
+  for (int slot = 0; slot < NUM_BACKUP_ROOTS; ++slot) {
+    BackupRootRecord b = load_backup_root(sb, slot);
+    backups.push_back({{"tree_root", b.tree_root}, {"tree_root_gen", b.tree_root_gen},
+                       {"chunk_root", b.chunk_root}, {"chunk_root_gen", b.chunk_root_gen},
+                       {"extent_root", b.extent_root}, {"extent_root_gen", b.extent_root_gen},
+                       {"fs_root", b.fs_root}, {"fs_root_gen", b.fs_root_gen},
+                       {"dev_root", b.dev_root}, {"dev_root_gen", b.dev_root_gen},
+                       {"csum_root", b.csum_root}, {"csum_root_gen", b.csum_root_gen},
+                       {"total_bytes", b.total_bytes}, {"bytes_used", b.bytes_used},
+                       {"num_devices", b.num_devices}});
+  }
   std::string label = utf8_text(super_label(sb));
   return json{{"csum_type", ct},
               {"csum_type_name", csum_type_name(ct)},
