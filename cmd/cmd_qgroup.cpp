@@ -110,7 +110,10 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
     if (qgroup::qgroup_level(i->qgroupid) > 0) return "<" + std::to_string(i->children.size()) + " member qgroups>";
     if (i->qgroupid == 5) return "<toplevel>";
     auto it = paths->find(i->qgroupid);
-    return it == paths->end() ? "<stale>" : it->second;
+    if (it != paths->end()) return it->second;
+    // No path but a ROOT_ITEM: deleted, its tree not yet dropped (the label
+    // of btrfs-progs 6.x qgroup show; "<stale>": no subvolume at all).
+    return (**fs).find_root(i->qgroupid) ? "<under deletion>" : "<stale>";
   };
   // Keys in the order given, then qgroupid ascending; "no limit" sorts as the largest.
   auto cmp_field = [&](const std::string& f, const qgroup::QgroupItem* a, const qgroup::QgroupItem* b) -> int {
