@@ -12,13 +12,17 @@ Result<std::optional<QgroupVerifyReport>> verify_qgroups(fs::FsInfo& fs) {
   QgroupVerifyReport rep;
   FSCTL_TRY_ASSIGN(rep.computed, qgroup::compute_qgroups(fs, *quota));
   rep.quota = std::move(*quota);
-  std::set<u64> subvols;
-  for (auto& s : rep.computed.subvols) subvols.insert(s.root_id);
+  std::set<u64> subvols, dropping;
+  for (auto& s : rep.computed.subvols) {
+    subvols.insert(s.root_id);
+    if (s.dropping) dropping.insert(s.root_id);
+  }
   for (auto& [id, c] : rep.computed.counts) {
     QgroupVerifyRow row;
     row.qgroupid = id;
     row.computed = c;
     row.subvol_exists = qgroup::qgroup_level(id) == 0 && subvols.count(id);
+    row.subvol_dropping = qgroup::qgroup_level(id) == 0 && dropping.count(id);
     auto it = rep.quota.qgroups.find(id);
     if (it != rep.quota.qgroups.end() && it->second.has_info) row.ondisk = it->second.ondisk;
     if (!row.ondisk) {

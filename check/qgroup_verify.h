@@ -16,6 +16,11 @@ struct QgroupVerifyRow {
   std::optional<qgroup::QgroupCount> ondisk;  // absent: no QGROUP_INFO item
   qgroup::QgroupCount computed;
   bool subvol_exists = false;  // level 0: a subvolume tree with this id exists
+  /// Level 0: that subvolume is being deleted (ROOT_ITEM refs 0, the
+  /// kernel's cleaner has not finished dropping it): the numbers are right
+  /// now and will change when the drop finishes (btrfs-progs shows the path
+  /// "<under deletion>").
+  bool subvol_dropping = false;
   /// "ok", "differs", "missing" (a subvolume without a qgroup), "stale" (a
   /// level-0 qgroup without a subvolume; its numbers are still compared)
   std::string status;

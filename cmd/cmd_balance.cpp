@@ -2,7 +2,13 @@
 // `fsctl balance -m[FILTERS] DEV...`: offline metadata relocation with exact
 // qgroups (lib/relocation). Filters are attached to -m as with btrfs balance
 // start (-musage=50,limit=2); --metadata=FILTERS is the long form.
+// `fsctl balance start ...` is the same command (btrfs' spelling); -d and a
+// filter given as a separate word (-m usage=50) are usage errors saying why.
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <iterator>
 
 #include <chrono>
 #include <tuple>
@@ -24,12 +30,37 @@ namespace {
 struct BalanceArgs {
   std::vector<std::string> devs;
   bool metadata = false, system = false, force = false, dry_run = false;
+  bool data = false;  // -d was given: refused (fsctl relocates metadata only)
   std::string mfilters, sfilters;
   u64 batch = 0;
   std::string verify = "auto";
 };
 
+// Whether a device argument is rather a balance filter that lost its option
+// ("-m usage=50": getopt's optional argument must be attached). A file of that
+// name is taken as a device.
+bool looks_like_filter(const std::string& arg) {
+  static const char* const words[] = {"usage", "limit", "devid", "drange", "vrange", "stripes", "profiles", "convert", "soft"};
+  std::string first = arg.substr(0, arg.find(','));
+  std::string name = first.substr(0, first.find('='));
+  bool known = std::find(std::begin(words), std::end(words), name) != std::end(words);
+  if (!known) return false;
+  struct stat st;
+  return ::stat(arg.c_str(), &st) != 0;
+}
+
 int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
+  if (a.data) {
+    std::cerr << "ERROR: -d (data block groups): fsctl relocates metadata only (-m, and -s for system block groups); "
+                 "balance data with `btrfs balance start -d` on the mounted filesystem\n";
+    return EXIT_USAGE;
+  }
+  for (const auto& d : a.devs)
+    if (looks_like_filter(d)) {
+      std::cerr << "ERROR: '" << d << "' is a balance filter, not a device: filters attach to their option without a space, "
+                << "as in -m" << d << " (or --metadata=" << d << ")\n";
+      return EXIT_USAGE;
+    }
   if (a.system && !a.metadata && !a.force) {
     std::cerr << "ERROR: balancing system block groups alone needs -f (as with btrfs balance)\n";
     return EXIT_USAGE;
@@ -79,6 +110,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   if (tty) std::fprintf(stderr, "\n");
   if (!r) return report_error(r.error(), a.devs[0]);
   const auto& b = *r;
+  if (!a.dry_run && b.commits == 0 && !b.interrupted) refresh_lagging_supers(**fs, rep);
 
   // Qgroups after the last commit: every number must still be right.
   std::optional<check::QgroupVerifyReport> qv;
@@ -88,6 +120,8 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     qv = std::move(*v);
   }
   bool qgroups_ok = !qv || qv->ok();
+  // Summaries print bytes unless a unit option is given.
+  const UnitMode units = g.units_or(UNITS_RAW);
 
   if (g.format == Format::json) {
     json out = json_header("balance");
@@ -127,17 +161,17 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
       std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
                                             : "MISMATCH after balance (run fsctl qgroup verify for the table)");
   } else if (b.dry_run) {
-    std::printf("dry run: %llu of %llu metadata and system block groups selected; the first batch would relocate %llu tree blocks, reserving %llu bytes; nothing written\n",
+    std::printf("dry run: %llu of %llu metadata and system block groups selected; the first batch would relocate %llu tree blocks, reserving %s; nothing written\n",
                 static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system),
-                static_cast<unsigned long long>(b.relocation.relocated_extents), static_cast<unsigned long long>(b.reserved_bytes));
+                static_cast<unsigned long long>(b.relocation.relocated_extents), bytes_phrase(b.reserved_bytes, units).c_str());
   } else {
     std::printf("relocated %llu of %llu metadata and system block groups (%llu removed): %llu extents relocated, %llu tree blocks copied, "
-                "%llu qgroup dirty extents, %llu commits, %llu bytes used (%llu reserved) in %.3f s\n",
+                "%llu qgroup dirty extents, %llu commits, %s used (%s reserved) in %.3f s\n",
                 static_cast<unsigned long long>(b.block_groups_relocated),
                 static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system), static_cast<unsigned long long>(b.block_groups_removed), static_cast<unsigned long long>(b.relocation.relocated_extents),
                 static_cast<unsigned long long>(b.relocation.tree_blocks_copied),
                 static_cast<unsigned long long>(b.relocation.qgroup_dirty_extents), static_cast<unsigned long long>(b.commits),
-                static_cast<unsigned long long>(b.used_bytes), static_cast<unsigned long long>(b.reserved_bytes), b.seconds);
+                bytes_phrase(b.used_bytes, units).c_str(), format_bytes(b.reserved_bytes, units).c_str(), b.seconds);
     if (qv)
       std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
                                             : "MISMATCH after balance (run fsctl qgroup verify for the table)");
@@ -151,12 +185,25 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
 std::vector<std::string> rewrite_balance_args(int argc, char** argv) {
   // btrfs balance takes filters attached to -m/-s (getopt optional
   // arguments): "-musage=50". CLI11 has no optional attached values, so
-  // "-mX" becomes "-m --mfilters=X" (and likewise for -s, -d is rejected).
+  // "-mX" becomes "-m --mfilters=X" (likewise -s); -d in any spelling becomes
+  // --data-requested, which the command refuses with a clear message.
   std::vector<std::string> out;
-  bool in_balance = false;
+  bool in_balance = false, seen_command = false;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "balance") in_balance = true;
+    if (!seen_command) {
+      out.push_back(s);
+      // The global options that take a value in the next argument.
+      if ((s == "--format" || s == "--cache-size") && i + 1 < argc) {
+        out.push_back(argv[++i]);
+      } else if (s.empty() || s[0] != '-') {
+        seen_command = true;
+        in_balance = s == "balance";
+        // `btrfs balance start ...`: the same command here.
+        if (in_balance && i + 1 < argc && std::string(argv[i + 1]) == "start") ++i;
+      }
+      continue;
+    }
     if (in_balance && s.size() > 2 && s[0] == '-' && s[1] != '-' && (s[1] == 'm' || s[1] == 's')) {
       out.push_back(std::string("-") + s[1]);
       out.push_back(std::string("--") + s[1] + "filters=" + s.substr(2));
@@ -168,18 +215,23 @@ std::vector<std::string> rewrite_balance_args(int argc, char** argv) {
       out.push_back(std::string("--") + c + "filters=" + s.substr(s.find('=') + 1));
       continue;
     }
+    if (in_balance && ((s.size() >= 2 && s[0] == '-' && s[1] == 'd') || s == "--data" || s.rfind("--data=", 0) == 0)) {
+      out.push_back("--data-requested");
+      continue;
+    }
     out.push_back(s);
   }
   return out;
 }
 
 void register_balance(CLI::App& app, const GlobalOptions& g, Action& action) {
-  auto* b = app.add_subcommand("balance", "Relocate metadata block groups offline, keeping every qgroup number exact");
+  auto* b = app.add_subcommand("balance", "Relocate metadata block groups offline, keeping every qgroup number exact (also spelled balance start)");
   auto a = std::make_shared<BalanceArgs>();
   b->add_flag("-m,--metadata", a->metadata, "Relocate metadata block groups; filters attached: -musage=50,limit=2");
   b->add_flag("-s,--system", a->system, "Relocate system block groups (with -f when given alone)");
   b->add_option("--mfilters", a->mfilters)->group("");
   b->add_option("--sfilters", a->sfilters)->group("");
+  b->add_flag("--data-requested", a->data)->group("");
   b->add_flag("-f,--force", a->force, "Allow -s on its own, and convert= to a profile with fewer copies");
   b->add_flag("-n,--dry-run", a->dry_run, "Select, plan and reserve; write nothing");
   b->add_option("--batch", a->batch, "Block groups relocated per transaction (default: as many as --cache-size holds by used bytes)")

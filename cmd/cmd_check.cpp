@@ -37,10 +37,15 @@ int run_check(const GlobalOptions& g, const std::vector<std::string>& devs) {
 }  // namespace
 
 void register_check(CLI::App& app, const GlobalOptions& g, Action& action) {
-  auto* ck = app.add_subcommand("check", "Check extent items, free space and block group items of every tree block (read-only)");
+  auto* ck = app.add_subcommand("check", "Check extent items, free space and block group items of every tree block (always read-only)");
   auto devs = std::make_shared<std::vector<std::string>>();
+  // btrfs check spellings: fsctl check never writes, so --readonly is what it
+  // does anyway; it prints no progress, so -p is accepted and does nothing.
+  auto ignored = std::make_shared<bool>(false);
+  ck->add_flag("--readonly", *ignored, "Accepted for btrfs check compatibility: fsctl check is always read-only");
+  ck->add_flag("-p,--progress", *ignored, "Accepted for btrfs check compatibility; no progress is printed");
   ck->add_option("devices", *devs, "All devices of the filesystem")->required();
-  ck->callback([&g, &action, devs] { action = [&g, devs] { return run_check(g, *devs); }; });
+  ck->callback([&g, &action, devs, ignored] { action = [&g, devs] { return run_check(g, *devs); }; });
 }
 
 }  // namespace fsctl::cmd

@@ -41,6 +41,8 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   if (tty) std::fprintf(stderr, "\n");
   if (!r) return report_error(r.error(), devs[0]);
   const auto& c = *r;
+  if (!dry_run && c.commits == 0 && !c.interrupted) refresh_lagging_supers(**fs, rep);
+  const UnitMode units = g.units_or(UNITS_RAW);  // summaries: bytes unless a unit option is given
   if (g.format == Format::json) {
     json out = json_header("convert");
     out["direction"] = to_bgt ? "to-bg-tree" : "to-extent-tree";
@@ -87,24 +89,24 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
       std::printf("dry run: resuming a half conversion (%llu of %llu block groups already moved)\n",
                   static_cast<unsigned long long>(c.block_groups_already_moved),
                   static_cast<unsigned long long>(c.block_groups_total));
-    std::printf("dry run: would move %llu block group items to the %s, new tree about %llu blocks, reserving %llu bytes; nothing written\n",
+    std::printf("dry run: would move %llu block group items to the %s, new tree about %llu blocks, reserving %s; nothing written\n",
                 static_cast<unsigned long long>(c.block_groups_to_move), to_bgt ? "block group tree" : "extent tree",
-                static_cast<unsigned long long>(c.estimated_tree_blocks), static_cast<unsigned long long>(c.reserved_bytes));
+                static_cast<unsigned long long>(c.estimated_tree_blocks), bytes_phrase(c.reserved_bytes, units).c_str());
     return EXIT_OK;
   }
   if (c.reverting) {
-    std::printf("took back the half conversion %s: moved %llu block group items back to the %s in %llu commits (%llu tree blocks written, %llu bytes used, %llu reserved) in %.3f s\n",
+    std::printf("took back the half conversion %s: moved %llu block group items back to the %s in %llu commits (%llu tree blocks written, %s used, %s reserved) in %.3f s\n",
                 to_bgt ? "to the extent tree" : "to the block group tree", static_cast<unsigned long long>(c.block_groups_moved),
                 to_bgt ? "block group tree" : "extent tree", static_cast<unsigned long long>(c.commits),
-                static_cast<unsigned long long>(c.tree_blocks_written), static_cast<unsigned long long>(c.used_bytes),
-                static_cast<unsigned long long>(c.reserved_bytes), c.seconds);
+                static_cast<unsigned long long>(c.tree_blocks_written), bytes_phrase(c.used_bytes, units).c_str(),
+                format_bytes(c.reserved_bytes, units).c_str(), c.seconds);
     return EXIT_OK;
   }
-  std::printf("%s%s: moved %llu block group items in %llu commits (%llu tree blocks written, %llu bytes used, %llu reserved) in %.3f s%s\n",
+  std::printf("%s%s: moved %llu block group items in %llu commits (%llu tree blocks written, %s used, %s reserved) in %.3f s%s\n",
               c.resumed ? "resumed " : "", to_bgt ? "convert to block group tree" : "convert to extent tree",
               static_cast<unsigned long long>(c.block_groups_moved), static_cast<unsigned long long>(c.commits),
-              static_cast<unsigned long long>(c.tree_blocks_written), static_cast<unsigned long long>(c.used_bytes),
-              static_cast<unsigned long long>(c.reserved_bytes), c.seconds, c.set_no_holes ? "; set NO_HOLES" : "");
+              static_cast<unsigned long long>(c.tree_blocks_written), bytes_phrase(c.used_bytes, units).c_str(),
+              format_bytes(c.reserved_bytes, units).c_str(), c.seconds, c.set_no_holes ? "; set NO_HOLES" : "");
   return EXIT_OK;
 }
 
@@ -117,14 +119,16 @@ void register_convert(CLI::App& app, const GlobalOptions& g, Action& action) {
   auto from = std::make_shared<bool>(false);
   auto dry = std::make_shared<bool>(false);
   auto batch = std::make_shared<u64>(1024);
-  auto* o1 = cv->add_flag("--bg-tree", *to, "Move block group items into the block group tree (compat_ro block_group_tree)");
-  auto* o2 = cv->add_flag("--no-bg-tree", *from, "Move block group items back into the extent tree");
+  // The long names are btrfstune's (btrfstune --convert-to-block-group-tree).
+  auto* o1 = cv->add_flag("--bg-tree,--convert-to-block-group-tree", *to,
+                          "Move block group items into the block group tree (compat_ro block_group_tree)");
+  auto* o2 = cv->add_flag("--no-bg-tree,--convert-from-block-group-tree", *from, "Move block group items back into the extent tree");
   o1->excludes(o2);
   cv->add_flag("-n,--dry-run", *dry, "Say what would be done; write nothing");
   cv->add_option("--batch", *batch, "Block groups moved per commit (default 1024)")->check(CLI::Range(1, 1 << 20));
   cv->add_option("devices", *devs, "All devices of the filesystem")->required();
   cv->callback([&g, &action, devs, to, from, dry, batch] {
-    if (!*to && !*from) throw CLI::ValidationError("convert", "give --bg-tree or --no-bg-tree");
+    if (!*to && !*from) throw CLI::ValidationError("convert", "give --bg-tree (--convert-to-block-group-tree) or --no-bg-tree (--convert-from-block-group-tree)");
     action = [&g, devs, to, dry, batch] { return run_convert(g, *devs, *to, *dry, *batch); };
   });
 }

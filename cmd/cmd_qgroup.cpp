@@ -2,6 +2,9 @@
 // `fsctl qgroup show` (like `btrfs qgroup show -pcre`, offline) and
 // `fsctl qgroup verify` (on-disk vs computed numbers, exit 1 on a mismatch).
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <variant>
 #include <cstdio>
 #include <iostream>
 
@@ -18,22 +21,6 @@ using qgroup::qgroupid_to_string;
 
 namespace {
 
-std::string human(u64 v) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double d = static_cast<double>(v);
-  int u = 0;
-  while (d >= 1024 && u < 6) {
-    d /= 1024;
-    ++u;
-  }
-  char b[32];
-  if (u == 0)
-    std::snprintf(b, sizeof b, "%lluB", static_cast<unsigned long long>(v));
-  else
-    std::snprintf(b, sizeof b, "%.2f%s", d, units[u]);
-  return b;
-}
-
 std::string join_ids(const std::set<u64>& ids) {
   if (ids.empty()) return "-";
   std::string s;
@@ -49,7 +36,54 @@ void print_quota_status(const qgroup::QuotaState& q) {
 
 // ------------------------------------------------------------------ show
 
-int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, bool raw, const std::string& sort) {
+/// What `qgroup show` prints besides qgroupid, referenced, exclusive and
+/// path (progs' -p -c -r -e); none given: all of them, like -pcre.
+struct ShowColumns {
+  bool parent = false, child = false, max_rfer = false, max_excl = false;
+  [[nodiscard]] bool none() const { return !parent && !child && !max_rfer && !max_excl; }
+};
+
+/// One key of --sort: field and direction.
+struct SortKey {
+  std::string field;
+  bool descending = false;
+};
+
+const std::vector<std::string>& sort_fields() {
+  static const std::vector<std::string> f = {"qgroupid", "rfer", "excl", "max_rfer", "max_excl", "path"};
+  return f;
+}
+
+// "--sort=-excl,qgroupid" -> keys; an error message for a bad list.
+std::variant<std::vector<SortKey>, std::string> parse_sort(const std::string& list) {
+  std::vector<SortKey> keys;
+  if (list.empty()) return keys;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    std::size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    SortKey k;
+    if (!item.empty() && (item[0] == '+' || item[0] == '-')) {
+      k.descending = item[0] == '-';
+      item = item.substr(1);
+    }
+    if (std::find(sort_fields().begin(), sort_fields().end(), item) == sort_fields().end())
+      return "unknown sort field '" + item + "' (qgroupid, rfer, excl, max_rfer, max_excl, path; prefix + or -)";
+    k.field = item;
+    keys.push_back(k);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return keys;
+}
+
+int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowColumns cols, const std::string& sort) {
+  auto parsed = parse_sort(sort);
+  if (auto* err = std::get_if<std::string>(&parsed)) {
+    std::cerr << "ERROR: --sort: " << *err << '\n';
+    return EXIT_USAGE;
+  }
+  const auto& keys = std::get<std::vector<SortKey>>(parsed);
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, false);
   if (!fs) return report_error(fs.error());
@@ -70,28 +104,52 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, bool 
   if (!paths) return report_error(paths.error());
   std::vector<const qgroup::QgroupItem*> rows;
   for (auto& [id, item] : (*q)->qgroups) rows.push_back(&item);
-  std::string field = sort;
-  bool desc = false;
-  if (!field.empty() && (field[0] == '-' || field[0] == '+')) {
-    desc = field[0] == '-';
-    field = field.substr(1);
-  }
   auto maxr = [](const qgroup::QgroupItem* i) { return i->limit && (i->limit->flags & qgroup::QGROUP_LIMIT_MAX_RFER) ? i->limit->max_rfer : ~0ULL; };
   auto maxe = [](const qgroup::QgroupItem* i) { return i->limit && (i->limit->flags & qgroup::QGROUP_LIMIT_MAX_EXCL) ? i->limit->max_excl : ~0ULL; };
-  auto keyf = [&](const qgroup::QgroupItem* i) -> u64 {
-    if (field == "rfer") return i->ondisk.rfer;
-    if (field == "excl") return i->ondisk.excl;
-    if (field == "max_rfer") return maxr(i);
-    if (field == "max_excl") return maxe(i);
-    return i->qgroupid;
-  };
-  std::stable_sort(rows.begin(), rows.end(), [&](auto a, auto b) { return desc ? keyf(a) > keyf(b) : keyf(a) < keyf(b); });
   auto path_of = [&](const qgroup::QgroupItem* i) -> std::string {
     if (qgroup::qgroup_level(i->qgroupid) > 0) return "<" + std::to_string(i->children.size()) + " member qgroups>";
     if (i->qgroupid == 5) return "<toplevel>";
     auto it = paths->find(i->qgroupid);
-    return it == paths->end() ? "<stale>" : it->second;
+    if (it != paths->end()) return it->second;
+    // No path but a ROOT_ITEM: deleted, its tree not yet dropped (the label
+    // of btrfs-progs 6.x qgroup show; "<stale>": no subvolume at all).
+    return (**fs).find_root(i->qgroupid) ? "<under deletion>" : "<stale>";
   };
+  // Keys in the order given, then qgroupid ascending; "no limit" sorts as the largest.
+  auto cmp_field = [&](const std::string& f, const qgroup::QgroupItem* a, const qgroup::QgroupItem* b) -> int {
+    auto three = [](auto x, auto y) { return x < y ? -1 : x > y ? 1 : 0; };
+    if (f == "rfer") return three(a->ondisk.rfer, b->ondisk.rfer);
+    if (f == "excl") return three(a->ondisk.excl, b->ondisk.excl);
+    if (f == "max_rfer") return three(maxr(a), maxr(b));
+    if (f == "max_excl") return three(maxe(a), maxe(b));
+    if (f == "path") {
+      // As btrfs: levels apart by qgroupid; then by the subvolume's path
+      // ("" for 0/5), '/' before any other character, no path last.
+      if (qgroup::qgroup_level(a->qgroupid) != qgroup::qgroup_level(b->qgroupid)) return three(a->qgroupid, b->qgroupid);
+      auto raw_path = [&](const qgroup::QgroupItem* i) -> std::optional<std::string> {
+        if (qgroup::qgroup_level(i->qgroupid) > 0) return std::nullopt;
+        if (i->qgroupid == 5) return std::string();
+        auto it = paths->find(i->qgroupid);
+        return it == paths->end() ? std::nullopt : std::optional<std::string>(it->second);
+      };
+      auto pa = raw_path(a), pb = raw_path(b);
+      if (!pa || !pb) return pa ? -1 : pb ? 1 : 0;
+      auto key = [](const std::string& p) {
+        std::string k = p;
+        for (auto& ch : k) ch = ch == '/' ? '\0' : ch;  // '/' sorts first
+        return k;
+      };
+      return three(key(*pa), key(*pb));
+    }
+    return three(a->qgroupid, b->qgroupid);
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](auto a, auto b) {
+    for (const auto& k : keys) {
+      int c = cmp_field(k.field, a, b);
+      if (c) return k.descending ? c > 0 : c < 0;
+    }
+    return a->qgroupid < b->qgroupid;
+  });
   if (g.format == Format::json) {
     json out = json_header("qgroup show");
     out["quota_enabled"] = true;
@@ -113,16 +171,50 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, bool 
     std::cout << out.dump(2) << '\n';
     return EXIT_OK;
   }
-  auto num = [&](u64 v) { return raw ? std::to_string(v) : human(v); };
-  auto lim = [&](u64 v) { return v == ~0ULL ? std::string("none") : num(v); };
-  std::printf("%-10s %14s %14s %15s %14s %-12s %-14s %s\n", "Qgroupid", "Referenced", "Exclusive", "Max referenced",
-              "Max exclusive", "Parent", "Child", "Path");
-  std::printf("%-10s %14s %14s %15s %14s %-12s %-14s %s\n", "--------", "----------", "---------", "--------------",
-              "-------------", "------", "-----", "----");
-  for (auto* i : rows)
-    std::printf("%-10s %14s %14s %15s %14s %-12s %-14s %s\n", qgroupid_to_string(i->qgroupid).c_str(), num(i->ondisk.rfer).c_str(),
-                num(i->ondisk.excl).c_str(), lim(maxr(i)).c_str(), lim(maxe(i)).c_str(), join_ids(i->parents).c_str(),
-                join_ids(i->children).c_str(), path_of(i).c_str());
+  // The table as btrfs qgroup show lays it out: each column as wide as its
+  // longest cell (at least progs' minimum), a space after each; ids and
+  // relations left-aligned, sizes right-aligned; the path last.
+  const UnitMode units = g.units_or(UNITS_HUMAN);
+  if (cols.none()) cols = {true, true, true, true};
+  struct Column {
+    std::string title;
+    std::size_t width;
+    bool left;
+    std::function<std::string(const qgroup::QgroupItem*)> cell;
+  };
+  auto lim = [&](u64 v) { return v == ~0ULL ? std::string("none") : format_bytes(v, units); };
+  std::vector<Column> table;
+  table.push_back({"Qgroupid", 9, true, [](auto i) { return qgroupid_to_string(i->qgroupid); }});
+  table.push_back({"Referenced", 12, false, [&](auto i) { return format_bytes(i->ondisk.rfer, units); }});
+  table.push_back({"Exclusive", 12, false, [&](auto i) { return format_bytes(i->ondisk.excl, units); }});
+  if (cols.max_rfer) table.push_back({"Max referenced", 15, false, [&](auto i) { return lim(maxr(i)); }});
+  if (cols.max_excl) table.push_back({"Max exclusive", 14, false, [&](auto i) { return lim(maxe(i)); }});
+  if (cols.parent) table.push_back({"Parent", 8, true, [](auto i) { return join_ids(i->parents); }});
+  if (cols.child) table.push_back({"Child", 5, true, [](auto i) { return join_ids(i->children); }});
+  std::vector<std::vector<std::string>> cells;
+  for (auto* i : rows) {
+    std::vector<std::string> r;
+    for (auto& c : table) {
+      r.push_back(c.cell(i));
+      c.width = std::max(c.width, r.back().size());
+    }
+    cells.push_back(std::move(r));
+  }
+  auto pad = [](const std::string& text, std::size_t w, bool left) {
+    std::string fill(w > text.size() ? w - text.size() : 0, ' ');
+    return left ? text + fill : fill + text;
+  };
+  std::string head, rule;
+  for (auto& c : table) {
+    head += pad(c.title, c.width, c.left) + ' ';
+    rule += pad(std::string(c.title.size(), '-'), c.width, c.left) + ' ';
+  }
+  std::cout << head << "  Path \n" << rule << "  ---- \n";
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string line;
+    for (std::size_t c = 0; c < table.size(); ++c) line += pad(cells[r][c], table[c].width, table[c].left) + ' ';
+    std::cout << line << "  " << path_of(rows[r]) << '\n';
+  }
   if ((*q)->inconsistent() || (*q)->rescan_running())
     rep.warning(std::string("qgroup data ") + ((*q)->rescan_running() ? "is being rescanned" : "is inconsistent") +
                 "; numbers may be wrong (fsctl qgroup verify computes the right ones)");
@@ -156,6 +248,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
     if (!rr) return report_error(rr.error(), devs[0]);
     repaired = *rr;
     rc = repaired->interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+    if (!repaired->wrote && !repaired->interrupted) refresh_lagging_supers(**fs, rep);
   }
   if (g.format == Format::json) {
     json out = json_header("qgroup verify");
@@ -165,7 +258,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
     json rows = json::array();
     for (auto& row : rep_.rows) {
       json j = {{"qgroupid", qgroupid_to_string(row.qgroupid)}, {"status", row.status},
-                {"subvol_exists", row.subvol_exists},
+                {"subvol_exists", row.subvol_exists}, {"subvol_dropping", row.subvol_dropping},
                 {"computed", {{"referenced", row.computed.rfer}, {"referenced_compressed", row.computed.rfer_cmpr},
                               {"exclusive", row.computed.excl}, {"exclusive_compressed", row.computed.excl_cmpr}}}};
       if (row.ondisk)
@@ -199,20 +292,24 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   print_quota_status(rep_.quota);
   std::printf("%-10s %-8s %15s %15s %12s %15s %15s %12s\n", "qgroupid", "status", "rfer on-disk", "rfer computed",
               "diff", "excl on-disk", "excl computed", "diff");
+  const UnitMode units = g.units_or(UNITS_RAW);  // bytes unless a unit option is given
   for (auto& row : rep_.rows) {
     if (row.status == "ok" && !g.verbose) continue;
-    auto od = [&](u64 v) { return row.ondisk ? std::to_string(v) : std::string("-"); };
-    std::printf("%-10s %-8s %15s %15llu %12lld %15s %15llu %12lld\n", qgroupid_to_string(row.qgroupid).c_str(),
-                row.status.c_str(), od(row.ondisk ? row.ondisk->rfer : 0).c_str(),
-                static_cast<unsigned long long>(row.computed.rfer), static_cast<long long>(row.diff_rfer()),
-                od(row.ondisk ? row.ondisk->excl : 0).c_str(), static_cast<unsigned long long>(row.computed.excl),
-                static_cast<long long>(row.diff_excl()));
+    auto od = [&](u64 v) { return row.ondisk ? format_bytes(v, units) : std::string("-"); };
+    std::printf("%-10s %-8s %15s %15s %12s %15s %15s %12s\n", qgroupid_to_string(row.qgroupid).c_str(),
+                row.status.c_str(), od(row.ondisk ? row.ondisk->rfer : 0).c_str(), format_bytes(row.computed.rfer, units).c_str(),
+                format_bytes_signed(row.diff_rfer(), units).c_str(), od(row.ondisk ? row.ondisk->excl : 0).c_str(),
+                format_bytes(row.computed.excl, units).c_str(), format_bytes_signed(row.diff_excl(), units).c_str());
   }
   std::printf("verified %zu qgroups (%llu subvolume trees, %llu tree blocks, %llu data extents) in %.3f s: %llu mismatched\n",
               rep_.rows.size(), static_cast<unsigned long long>(rep_.computed.subvols.size()),
               static_cast<unsigned long long>(rep_.computed.tree_blocks),
               static_cast<unsigned long long>(rep_.computed.data_extents), rep_.computed.seconds,
               static_cast<unsigned long long>(rep_.mismatches));
+  for (auto& row : rep_.rows)
+    if (row.subvol_dropping)
+      std::printf("note: subvolume %llu is being deleted (drop in progress): qgroup %s is right now and changes when the drop finishes\n",
+                  static_cast<unsigned long long>(row.qgroupid), qgroupid_to_string(row.qgroupid).c_str());
   if (rep_.mismatches && rep_.differences_expected)
     std::printf("differences are expected: %s\n", rep_.expected_reason.c_str());
   else if (rep_.mismatches && !repaired)
@@ -224,11 +321,11 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
     else if (!repaired->wrote)
       std::printf("repair: nothing to write, qgroups are right\n");
     else
-      std::printf("repair: transaction %llu rewrote %llu qgroups, added %llu%s (%llu tree blocks written, %llu bytes used of %llu reserved)\n",
+      std::printf("repair: transaction %llu rewrote %llu qgroups, added %llu%s (%llu tree blocks written, %s used of %s reserved)\n",
                   static_cast<unsigned long long>(repaired->transid), static_cast<unsigned long long>(repaired->qgroups_updated),
                   static_cast<unsigned long long>(repaired->qgroups_added), repaired->status_fixed ? ", cleared the status flags" : "",
-                  static_cast<unsigned long long>(repaired->blocks_written), static_cast<unsigned long long>(repaired->used_bytes),
-                  static_cast<unsigned long long>(repaired->reserved_bytes));
+                  static_cast<unsigned long long>(repaired->blocks_written), bytes_phrase(repaired->used_bytes, units).c_str(),
+                  format_bytes(repaired->reserved_bytes, units).c_str());
   }
   return rc;
 }
@@ -243,13 +340,26 @@ void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action) {
   auto s_devs = std::make_shared<std::vector<std::string>>();
   auto s_raw = std::make_shared<bool>(false);
   auto s_sort = std::make_shared<std::string>();
-  show->add_flag("--raw", *s_raw, "Sizes in bytes (default: human readable)");
-  show->add_option("--sort", *s_sort, "Sort by qgroupid, rfer, excl, max_rfer or max_excl; prefix - for descending")
-      ->check(CLI::IsMember({"qgroupid", "rfer", "excl", "max_rfer", "max_excl", "+qgroupid", "+rfer", "+excl",
-                             "+max_rfer", "+max_excl", "-qgroupid", "-rfer", "-excl", "-max_rfer", "-max_excl"}));
+  auto s_cols = std::make_shared<ShowColumns>();
+  // --raw is also a global unit option (main reads every unit option in
+  // order); kept here so that `qgroup show --help` lists it.
+  show->add_flag("--raw", *s_raw, "Sizes in bytes (default: human readable; see also the global unit options)");
+  show->add_flag("-p", s_cols->parent, "Print the parent qgroup ids (btrfs qgroup show -p)");
+  show->add_flag("-c", s_cols->child, "Print the child qgroup ids");
+  show->add_flag("-r", s_cols->max_rfer, "Print the referenced limit (max referenced)");
+  show->add_flag("-e", s_cols->max_excl, "Print the exclusive limit (max exclusive); none of -p -c -r -e: all, like -pcre");
+  show->add_option("--sort", *s_sort,
+                   "Sort by a comma-separated list of qgroupid, rfer, excl, max_rfer, max_excl, path; prefix - for descending, + ascending")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            auto r = parse_sort(v);
+            auto* e = std::get_if<std::string>(&r);
+            return e ? *e : std::string();
+          },
+          "LIST"));
   show->add_option("devices", *s_devs, "All devices of the filesystem")->required();
-  show->callback([&g, &action, s_devs, s_raw, s_sort] {
-    action = [&g, s_devs, s_raw, s_sort] { return run_show(g, *s_devs, *s_raw, *s_sort); };
+  show->callback([&g, &action, s_devs, s_raw, s_sort, s_cols] {
+    action = [&g, s_devs, s_sort, s_cols] { return run_show(g, *s_devs, *s_cols, *s_sort); };
   });
 
   auto* verify = qg->add_subcommand("verify", "Recompute every qgroup from the trees and compare with the quota tree");

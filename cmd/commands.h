@@ -22,9 +22,17 @@ void register_convert(CLI::App& app, const GlobalOptions& g, Action& action);
 void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action);
 /// `fsctl balance`.
 void register_balance(CLI::App& app, const GlobalOptions& g, Action& action);
-/// argv[1..] with btrfs-style attached balance filters ("-musage=50") split
-/// into "-m --mfilters=usage=50" for CLI11.
+/// argv[1..] for CLI11, with btrfs balance's spellings: "balance start" is
+/// "balance"; attached filters ("-musage=50") split into
+/// "-m --mfilters=usage=50" (also -s); any -d/--data spelling becomes the
+/// hidden "--data-requested" (refused by the command with a usage error).
 [[nodiscard]] std::vector<std::string> rewrite_balance_args(int argc, char** argv);
+
+/// When `args` (argv[1..]) name a command or subcommand `app` does not have:
+/// the message ("unknown command 'balanse'; did you mean 'balance'?"),
+/// else nullopt. Options and their values are skipped; stops at the first
+/// positional of a command without subcommands, and at -h/--help/--version.
+[[nodiscard]] std::optional<std::string> unknown_command(const CLI::App& app, const std::vector<std::string>& args);
 
 /// Opens a filesystem read-only for a command: warns about mounted devices,
 /// unknown incompat bits and a log tree needing replay.
@@ -35,5 +43,11 @@ void register_balance(CLI::App& app, const GlobalOptions& g, Action& action);
 /// loads block groups.
 [[nodiscard]] Result<std::unique_ptr<fs::FsInfo>> open_read_write(const std::vector<std::string>& devs,
                                                                   const GlobalOptions& g, Reporter& rep);
+
+/// After a write command that committed nothing: rewrites superblock copies
+/// found lagging at open with one empty commit
+/// (transaction::rewrite_lagging_supers) and says so as a notice, or warns
+/// when that commit fails (the command's own result stands).
+void refresh_lagging_supers(fs::FsInfo& fs, Reporter& rep);
 
 }  // namespace fsctl::cmd

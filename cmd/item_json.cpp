@@ -277,7 +277,16 @@ json key_to_json(const Key& k) {
 }
 
 std::string key_text(const Key& k) {
-  return "(" + std::to_string(k.objectid) + " " + key_type_name(k.type) + " " + std::to_string(k.offset) + ")";
+  // Appended piece by piece: "(" + std::to_string(...) makes GCC 12 at -O3
+  // warn a false -Wrestrict (GCC bug 105329, the prepend to a temporary).
+  std::string s = "(";
+  s += std::to_string(k.objectid);
+  s += ' ';
+  s += key_type_name(k.type);
+  s += ' ';
+  s += std::to_string(k.offset);
+  s += ')';
+  return s;
 }
 
 json item_to_json(const Key& key, std::span<const u8> data, u16 csum_type) {

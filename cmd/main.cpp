@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// fsctl entry point: global options (--format, -v, -q, --cache-size), command
+// fsctl entry point: global options (--format, -v, -q, --cache-size, units), command
 // dispatch, and the only place that catches exceptions and maps them to exit
 // codes (STYLE.md "Errors"). The environment's test hooks (env_hooks.h) are
 // read here, once; a command stopped by the fail point exits FAIL_POINT_EXIT.
@@ -10,6 +10,7 @@
 #include "cmd/commands.h"
 #include "cmd/env_hooks.h"
 #include "cmd/output.h"
+#include "cmd/version.h"
 
 int main(int argc, char** argv) {
   using namespace fsctl::cmd;
@@ -24,7 +25,17 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", g.verbose, "More detail (repeatable)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors and results");
   app.add_option("--cache-size", cache_size, "Tree block cache budget (e.g. 256M)");
-  app.set_version_flag("--version", "fsctl 0.1.0");
+  app.set_version_flag("--version", std::string("fsctl ") + VERSION);
+  // Unit options of btrfs-progs for sizes in text tables and summaries (JSON
+  // stays in bytes). Only the long forms: -m is balance's. Their order
+  // matters (--si --kbytes), so unit_mode_from_args reads them from the
+  // arguments; the flags here make CLI11 accept them and list them.
+  const char* unit_help[] = {"Sizes in bytes", "Sizes human readable, base 1024 (default of qgroup show)",
+                             "Base 1024 units (KiB, MiB, ...)", "Base 1000 units (kB, MB, ...)",
+                             "Sizes in KiB (kB with --si)", "Sizes in MiB (MB with --si)",
+                             "Sizes in GiB (GB with --si)", "Sizes in TiB (TB with --si)"};
+  for (std::size_t i = 0; i < unit_option_names().size(); ++i)
+    app.add_flag(unit_option_names()[i])->description(unit_help[i])->group("Size units (text output)");
 
   Action action;
   register_inspect(app, g, action);
@@ -36,6 +47,11 @@ int main(int argc, char** argv) {
   try {
     // CLI11 takes a vector of arguments in reverse order.
     auto args = rewrite_balance_args(argc, argv);
+    if (auto unknown = unknown_command(app, args)) {
+      std::cerr << "ERROR: " << *unknown << '\n';
+      return EXIT_USAGE;
+    }
+    g.units = unit_mode_from_args(args);
     std::reverse(args.begin(), args.end());
     app.parse(args);
   } catch (const CLI::ParseError& e) {

@@ -5,6 +5,7 @@
 #include "cmd/commands.h"
 #include "cmd/env_hooks.h"
 #include "lib/io/mount_check.h"
+#include "lib/transaction/super_refresh.h"
 
 namespace fsctl::cmd {
 
@@ -50,6 +51,18 @@ Result<std::unique_ptr<fs::FsInfo>> open_read_write(const std::vector<std::strin
     return make_error(Errc::busy, devs[0] + ": filesystem " + fsid + " is mounted; unmount it first");
   if (g.hooks) g.hooks->hold_after_write_open();
   return fs;
+}
+
+void refresh_lagging_supers(fs::FsInfo& fs, Reporter& rep) {
+  auto r = transaction::rewrite_lagging_supers(fs);
+  if (!r) {
+    rep.warning("lagging superblock copies were not rewritten: " + r.error().message);
+    return;
+  }
+  if (r->transid == 0) return;
+  for (auto& l : r->lagging) rep.notice(l);
+  rep.notice("rewrote every superblock copy in transaction " + std::to_string(r->transid) + " (" +
+             std::to_string(r->lagging.size()) + " were lagging or damaged)");
 }
 
 }  // namespace fsctl::cmd

@@ -12,6 +12,7 @@
 #include "lib/base/ints.h"
 #include "lib/base/reporter.h"
 #include "lib/base/result.h"
+#include "cmd/units.h"
 
 namespace fsctl::cmd {
 
@@ -40,6 +41,11 @@ struct GlobalOptions {
   int verbose = 0;
   bool quiet = false;
   u64 cache_bytes = 256ULL << 20;
+  /// The unit options given (--raw, --si, ...; cmd/units.h); nullopt: none,
+  /// each text output keeps its default (units_or).
+  std::optional<UnitMode> units;
+  /// The unit mode for a text output whose default is `def`.
+  [[nodiscard]] UnitMode units_or(UnitMode def) const { return units.value_or(def); }
   /// Test and profiling hooks from the environment (main sets it; null: none).
   const EnvHooks* hooks = nullptr;
 };

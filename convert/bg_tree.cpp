@@ -15,7 +15,8 @@
 
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
-#include "lib/format/items.h"
+#include "lib/format/block_group_item.h"
+#include "lib/format/node_layout.h"
 #include "lib/format/super.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/reservation.h"
@@ -86,7 +87,7 @@ class ConvertJob final : public transaction::BatchJob {
     });
     final_pending_ = marked_ && todo_.empty();
     u32 ns = fs.nodesize();
-    u64 per_leaf = leaf_data_size(ns) / (sizeof(Item) + sizeof(BlockGroupItem));
+    u64 per_leaf = leaf_data_size(ns) / (sizeof(Item) + BLOCK_GROUP_ITEM_SIZE);
     u64 total = fs.block_groups().size();
     new_tree_blocks_ = forward ? (total + per_leaf - 1) / per_leaf + 1 : 0;
   }
@@ -230,7 +231,7 @@ class ConvertJob final : public transaction::BatchJob {
     std::vector<Key> ahead;  // sorted ascending below
     for (std::size_t k = from; k < to; ++k) {
       del.changes.push_back({Kind::erase, bg_key(todo_[k]), 0});
-      ins.changes.push_back({Kind::insert, bg_key(todo_[k]), static_cast<u32>(sizeof(BlockGroupItem))});
+      ins.changes.push_back({Kind::insert, bg_key(todo_[k]), BLOCK_GROUP_ITEM_SIZE});
       ahead.push_back(bg_key(todo_[k]));
     }
     std::sort(ahead.begin(), ahead.end());

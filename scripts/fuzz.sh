@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-45}
 if [ ! -d tests/fuzz ] || [ ! -f tests/fuzz/CMakeLists.txt ]; then echo "fuzz: no targets"; exit 0; fi
-CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFSCTL_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
+CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFSCTL_FUZZ=ON -DFSCTL_WERROR=ON -DBUILD_TESTING=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)" >/dev/null
 for t in build-fuzz/tests/fuzz/fuzz_*; do
   [ -x "$t" ] || continue

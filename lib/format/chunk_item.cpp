@@ -122,4 +122,14 @@ std::size_t sys_chunk_entry_size(std::size_t num_stripes) {
   return sizeof(DiskKey) + sizeof(ChunkHeader) + num_stripes * sizeof(Stripe);
 }
 
+Status store_sys_chunk_array(SuperBlock& sb, std::span<const u8> entries) {
+  if (entries.size() > SYSTEM_CHUNK_ARRAY_SIZE)
+    return make_error(Errc::nospc, "sys_chunk_array would need " + std::to_string(entries.size()) + " bytes, more than " +
+                                       std::to_string(SYSTEM_CHUNK_ARRAY_SIZE));
+  std::memset(sb.sys_chunk_array, 0, SYSTEM_CHUNK_ARRAY_SIZE);
+  if (!entries.empty()) std::memcpy(sb.sys_chunk_array, entries.data(), entries.size());
+  sb.sys_chunk_array_size.set(static_cast<u32>(entries.size()));
+  return {};
+}
+
 }  // namespace fsctl::format

@@ -12,6 +12,7 @@
 #include "lib/base/result.h"
 #include "lib/format/key.h"
 #include "lib/format/node_layout.h"
+#include "lib/format/super.h"
 
 namespace fsctl::format {
 
@@ -71,5 +72,13 @@ struct Chunk {
 
 /// Bytes of a sys_chunk_array entry with `num_stripes` stripes: 17 + 48 + 32 * num_stripes.
 [[nodiscard]] std::size_t sys_chunk_entry_size(std::size_t num_stripes);
+
+/// Replaces the sys_chunk_array of `sb` with `entries` (packed entries as
+/// encode_sys_chunk_entry makes them, or kept from the old array), the rest
+/// of the 2048-byte array zero, and sets sys_chunk_array_size to their size
+/// (kernel btrfs_add_system_chunk / btrfs_del_sys_chunk). Errors:
+/// Errc::nospc when `entries` exceed SYSTEM_CHUNK_ARRAY_SIZE (the kernel
+/// fails with EFBIG), `sb` unchanged.
+[[nodiscard]] Status store_sys_chunk_array(SuperBlock& sb, std::span<const u8> entries);
 
 }  // namespace fsctl::format

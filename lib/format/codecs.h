@@ -7,8 +7,9 @@
 // Item bytes are decoded nowhere else; the on-disk structs (items.h,
 // node_layout.h, super.h) are read and written only by lib/format.
 //
+//   backup_root.h       superblock super_roots[] slots   BackupRootRecord
 //   block_group_item.h  BLOCK_GROUP_ITEM        BlockGroupRecord
-//   chunk_item.h        CHUNK_ITEM, sys_chunk_array   Chunk
+//   chunk_item.h        CHUNK_ITEM, sys_chunk_array (decode, entries, store)   Chunk
 //   dev_item.h          DEV_ITEM (and the superblock's copy)   DevItemRecord
 //   dev_extent.h        DEV_EXTENT              DevExtentRecord
 //   dir_item.h          DIR_ITEM, DIR_INDEX, XATTR_ITEM   DirEntry
@@ -25,6 +26,7 @@
 //   tree_header.h       tree block header fields   TreeBlockHeader
 //   super.h             superblock byte view, validation
 #pragma once
+#include "lib/format/backup_root.h"
 #include "lib/format/block_group_item.h"
 #include "lib/format/chunk_item.h"
 #include "lib/format/dev_extent.h"

@@ -5,7 +5,7 @@
 
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
-#include "lib/format/items.h"
+#include "lib/format/block_group_item.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -38,9 +38,11 @@ Status BlockGroupUsage::apply(Transaction& t) {
       ctree::Path p;
       FSCTL_TRY(ctree::search_slot_for_write(t, *r, k, 0, p));
       auto d = ctree::item_data_mut(t, p);
-      if (d.size() < sizeof(BlockGroupItem)) return make_error(Errc::corrupt, "short block group item " + std::to_string(start));
-      u64 used = static_cast<u64>(static_cast<s64>(load_le<u64>(d.data())) + delta);
-      store_le<u64>(d.data(), used);
+      auto item = decode_block_group_item(d);
+      if (!item) return make_error(item.error().context("block group " + std::to_string(start)));
+      u64 used = static_cast<u64>(static_cast<s64>(item->used) + delta);
+      item->used = used;
+      FSCTL_TRY(store_block_group_item(d, *item));
       used_written_[start] = used;
       done = true;
       break;

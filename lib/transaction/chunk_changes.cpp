@@ -8,10 +8,13 @@
 // the top of the fixed point, never from inside a tree modification that
 // happened to need space. DESIGN.md "Writing", invariants 1, 3, 4.
 #include <algorithm>
-#include <cstring>
 
 #include "lib/ctree/search.h"
-#include "lib/format/items.h"
+#include "lib/format/block_group_item.h"
+#include "lib/format/chunk_item.h"
+#include "lib/format/dev_extent.h"
+#include "lib/format/dev_item.h"
+#include "lib/format/free_space_info.h"
 #include "lib/format/names.h"
 #include "lib/format/super.h"
 #include "lib/transaction/chunk_changes.h"
@@ -24,7 +27,7 @@ using namespace fsctl::format;
 namespace {
 
 // Bytes of one sys_chunk_array entry: disk key + chunk item.
-u64 sys_entry_size(const Chunk& c) { return sizeof(DiskKey) + sizeof(ChunkHeader) + c.stripes.size() * sizeof(Stripe); }
+u64 sys_entry_size(const Chunk& c) { return sys_chunk_entry_size(c.stripes.size()); }
 
 bool has_bg_tree(const fs::FsInfo& fs) { return fs.super().compat_ro_flags.get() & COMPAT_RO_BLOCK_GROUP_TREE; }
 
@@ -37,22 +40,21 @@ Status ChunkChanges::load_dev_extents(Transaction& t) {
   return ctree::for_each_item(t, *dev, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
     Key k = leaf.item_key(slot);
     if (k.type != KeyType::DEV_EXTENT) return ctree::Visit::next;
-    auto d = leaf.item_data(slot);
-    if (d.size() < sizeof(DevExtent))
-      return make_error(Errc::corrupt, "dev tree leaf " + std::to_string(leaf.bytenr()) + ": DEV_EXTENT " + key_to_string(k) + " of " +
-                                           std::to_string(d.size()) + " bytes");
-    dev_extents_[k.objectid][k.offset] = load_le<u64>(d.data() + offsetof(DevExtent, length));
+    auto de = decode_dev_extent(leaf.item_data(slot));
+    if (!de) return make_error(de.error().context("dev tree leaf " + std::to_string(leaf.bytenr()) + ": " + key_to_string(k)));
+    dev_extents_[k.objectid][k.offset] = de->length;
     return ctree::Visit::next;
   });
 }
 
 std::vector<volumes::DeviceSpace> ChunkChanges::device_spaces(const fs::FsInfo& fs) const {
   std::vector<volumes::DeviceSpace> out;
-  for (auto& [devid, di] : fs.dev_items()) {
+  for (auto& [devid, disk] : fs.dev_items()) {
+    DevItemRecord di = dev_item_from_disk(disk);
     volumes::DeviceSpace d;
     d.devid = devid;
-    d.total_bytes = di.total_bytes.get();
-    std::memcpy(d.uuid.data(), di.uuid, UUID_SIZE);
+    d.total_bytes = di.total_bytes;
+    d.uuid = di.uuid;
     if (auto it = dev_extents_.find(devid); it != dev_extents_.end())
       for (auto [physical, length] : it->second) d.add(physical, length);
     out.push_back(std::move(d));
@@ -149,15 +151,15 @@ Status ChunkChanges::add_dev_bytes_used(Transaction& t, u64 devid, s64 delta) {
   FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *ct, k, 0, p));
   if (!exact) return make_error(Errc::corrupt, "chunk tree has no DEV_ITEM of devid " + std::to_string(devid));
   auto d = ctree::item_data_mut(t, p);
-  if (d.size() < sizeof(DevItem)) return make_error(Errc::corrupt, "short DEV_ITEM of devid " + std::to_string(devid));
-  u64 used = load_le<u64>(d.data() + offsetof(DevItem, bytes_used));
+  auto di = decode_dev_item(d);
+  if (!di) return make_error(di.error().context("devid " + std::to_string(devid)));
+  u64 used = di->bytes_used;
   if (delta < 0 && used < static_cast<u64>(-delta))
     return make_error(Errc::corrupt, "DEV_ITEM of devid " + std::to_string(devid) + " has bytes_used " + std::to_string(used) +
                                          ", less than the " + std::to_string(-delta) + " bytes of dev extents being removed");
-  store_le<u64>(d.data() + offsetof(DevItem, bytes_used), static_cast<u64>(static_cast<s64>(used) + delta));
-  DevItem di{};
-  std::memcpy(&di, d.data(), sizeof di);
-  dev_items_changed_[devid] = di;
+  di->bytes_used = static_cast<u64>(static_cast<s64>(used) + delta);
+  FSCTL_TRY(store_dev_item(d, *di));
+  dev_items_changed_[devid] = *di;
   return {};
 }
 
@@ -169,32 +171,24 @@ Status ChunkChanges::insert_chunk_items(Transaction& t, const Chunk& c, u64 stri
   // Dev tree: one DEV_EXTENT per stripe (kernel insert_dev_extent).
   FSCTL_TRY_ASSIGN(auto* dt, t.root(DEV_TREE_OBJECTID));
   for (auto& s : c.stripes) {
-    DevExtent de{};
-    de.chunk_tree.set(CHUNK_TREE_OBJECTID);
-    de.chunk_objectid.set(FIRST_CHUNK_TREE_OBJECTID);
-    de.chunk_offset.set(c.logical);
-    de.length.set(stripe_size);
-    std::memcpy(de.chunk_tree_uuid, t.fs().identity().chunk_tree_uuid.data(), UUID_SIZE);
-    FSCTL_TRY(ctree::insert_item(t, *dt, Key{s.devid, KeyType::DEV_EXTENT, s.physical},
-                                 std::span<const u8>(reinterpret_cast<const u8*>(&de), sizeof de)));
+    DevExtentRecord de;
+    de.chunk_tree = CHUNK_TREE_OBJECTID;
+    de.chunk_objectid = FIRST_CHUNK_TREE_OBJECTID;
+    de.chunk_offset = c.logical;
+    de.length = stripe_size;
+    de.chunk_tree_uuid = t.fs().identity().chunk_tree_uuid;
+    FSCTL_TRY(ctree::insert_item(t, *dt, Key{s.devid, KeyType::DEV_EXTENT, s.physical}, encode_dev_extent(de)));
   }
   // Block group item (kernel insert_block_group_item): used 0 now; the
   // blocks already allocated from the group arrive through bg_delta_.
-  BlockGroupItem bi{};
-  bi.used.set(0);
-  bi.chunk_objectid.set(FIRST_CHUNK_TREE_OBJECTID);
-  bi.flags.set(c.type);
+  BlockGroupRecord bi{.used = 0, .chunk_objectid = FIRST_CHUNK_TREE_OBJECTID, .flags = c.type};
   FSCTL_TRY_ASSIGN(auto* bt, t.root(has_bg_tree(t.fs()) ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID));
-  FSCTL_TRY(ctree::insert_item(t, *bt, Key{c.logical, KeyType::BLOCK_GROUP_ITEM, c.length},
-                               std::span<const u8>(reinterpret_cast<const u8*>(&bi), sizeof bi)));
+  FSCTL_TRY(ctree::insert_item(t, *bt, Key{c.logical, KeyType::BLOCK_GROUP_ITEM, c.length}, encode_block_group_item(bi)));
   // Free space tree: the info item and one extent over the whole group; the
   // blocks already allocated from it arrive through pending_fst_.
-  FreeSpaceInfo info{};
-  info.extent_count.set(1);
-  info.flags.set(0);
+  FreeSpaceInfoRecord info{.extent_count = 1, .flags = 0};
   FSCTL_TRY_ASSIGN(auto* ft, t.root(FREE_SPACE_TREE_OBJECTID));
-  FSCTL_TRY(ctree::insert_item(t, *ft, Key{c.logical, KeyType::FREE_SPACE_INFO, c.length},
-                               std::span<const u8>(reinterpret_cast<const u8*>(&info), sizeof info)));
+  FSCTL_TRY(ctree::insert_item(t, *ft, Key{c.logical, KeyType::FREE_SPACE_INFO, c.length}, encode_free_space_info(info)));
   FSCTL_TRY(ctree::insert_item(t, *ft, Key{c.logical, KeyType::FREE_SPACE_EXTENT, c.length}, {}));
   return {};
 }
@@ -233,9 +227,10 @@ Status ChunkChanges::remove_block_group(Transaction& t, u64 start) {
   FSCTL_TRY_ASSIGN(auto* bt, t.root(bg.item_tree));
   Key bg_key{start, KeyType::BLOCK_GROUP_ITEM, bg.length};
   FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(t, bt->ref(), bg_key));
-  if (!item || item->size() < sizeof(BlockGroupItem))
-    return make_error(Errc::corrupt, what + " has no BLOCK_GROUP_ITEM in the " + tree_name(bg.item_tree) + " tree");
-  u64 used = load_le<u64>(item->data() + offsetof(BlockGroupItem, used));
+  if (!item) return make_error(Errc::corrupt, what + " has no BLOCK_GROUP_ITEM in the " + tree_name(bg.item_tree) + " tree");
+  auto bgi = decode_block_group_item(*item);
+  if (!bgi) return make_error(bgi.error().context(what + " in the " + tree_name(bg.item_tree) + " tree"));
+  u64 used = bgi->used;
   if (used != 0) return make_error(Errc::invalid_argument, what + " is not empty: used " + std::to_string(used) + " bytes");
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
   std::optional<Key> live;
@@ -292,10 +287,9 @@ Status ChunkChanges::remove_block_group(Transaction& t, u64 start) {
     ctree::Path p;
     FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *dt, k, 0, p));
     if (!exact) return make_error(Errc::corrupt, what + ": the dev tree has no DEV_EXTENT " + key_to_string(k));
-    auto d = p.item_data();
-    if (d.size() < sizeof(DevExtent)) return make_error(Errc::corrupt, "short DEV_EXTENT " + key_to_string(k));
-    u64 chunk_offset = load_le<u64>(d.data() + offsetof(DevExtent, chunk_offset));
-    u64 length = load_le<u64>(d.data() + offsetof(DevExtent, length));
+    auto de = decode_dev_extent(p.item_data());
+    if (!de) return make_error(de.error().context(key_to_string(k)));
+    u64 chunk_offset = de->chunk_offset, length = de->length;
     if (chunk_offset != start)
       return make_error(Errc::corrupt, "DEV_EXTENT " + key_to_string(k) + " has chunk_offset " + std::to_string(chunk_offset) + " expect " + std::to_string(start));
     FSCTL_TRY(ctree::delete_item(t, *dt, p));
@@ -318,29 +312,23 @@ Result<SuperBlock> ChunkChanges::updated_sys_chunk_array(const SuperBlock& sb) c
   // btrfs_del_sys_chunk).
   std::vector<u8> out;
   u32 size = sb.sys_chunk_array_size.get();
-  FSCTL_TRY_ASSIGN(auto entries, decode_sys_chunk_array(std::span<const u8>(sb.sys_chunk_array), size));
+  std::span<const u8> array(sb.sys_chunk_array);
+  FSCTL_TRY_ASSIGN(auto entries, decode_sys_chunk_array(array, size));
   std::size_t pos = 0;
   for (auto& c : entries) {
     std::size_t len = sys_entry_size(c);
-    if (!removed.count(c.logical)) out.insert(out.end(), sb.sys_chunk_array + pos, sb.sys_chunk_array + pos + len);
+    if (!removed.count(c.logical)) {
+      auto entry = array.subspan(pos, len);
+      out.insert(out.end(), entry.begin(), entry.end());
+    }
     pos += len;
   }
   for (const Chunk* c : added) {
-    DiskKey k{};
-    k.objectid.set(FIRST_CHUNK_TREE_OBJECTID);
-    k.type = KeyType::CHUNK_ITEM;
-    k.offset.set(c->logical);
-    const u8* kb = reinterpret_cast<const u8*>(&k);
-    out.insert(out.end(), kb, kb + sizeof k);
-    auto body = encode_chunk(*c);
-    out.insert(out.end(), body.begin(), body.end());
+    auto entry = encode_sys_chunk_entry(*c);
+    out.insert(out.end(), entry.begin(), entry.end());
   }
-  if (out.size() > SYSTEM_CHUNK_ARRAY_SIZE)
-    return make_error(Errc::nospc, "sys_chunk_array would need " + std::to_string(out.size()) + " bytes, more than " + std::to_string(SYSTEM_CHUNK_ARRAY_SIZE));
   SuperBlock n = sb;
-  std::memset(n.sys_chunk_array, 0, SYSTEM_CHUNK_ARRAY_SIZE);
-  if (!out.empty()) std::memcpy(n.sys_chunk_array, out.data(), out.size());
-  n.sys_chunk_array_size.set(static_cast<u32>(out.size()));
+  FSCTL_TRY(store_sys_chunk_array(n, out));
   return n;
 }
 
@@ -395,7 +383,7 @@ u64 ChunkChanges::incompat_needed() const {
 }
 
 void ChunkChanges::publish_dev_items(fs::FsInfo& fs) const {
-  for (auto& [devid, di] : dev_items_changed_) fs.set_dev_item(di);
+  for (auto& [devid, di] : dev_items_changed_) fs.set_dev_item(dev_item_to_disk(di));
 }
 
 void ChunkChanges::restore(fs::FsInfo& fs) {

@@ -17,7 +17,8 @@
 
 #include "lib/base/ints.h"
 #include "lib/base/result.h"
-#include "lib/format/decode.h"
+#include "lib/format/chunk_item.h"
+#include "lib/format/dev_item.h"
 #include "lib/format/super.h"
 #include "lib/fs/fs_info.h"
 #include "lib/volumes/chunk_alloc.h"
@@ -90,7 +91,7 @@ class ChunkChanges {
   std::vector<NewChunk> new_chunks_;                  // created by this transaction, in order
   std::vector<format::Chunk> removed_chunks_;         // removed by this transaction
   std::map<u64, std::map<u64, u64>> dev_extents_;     // committed DEV_EXTENTs: devid -> physical -> length
-  std::map<u64, format::DevItem> dev_items_changed_;  // DEV_ITEMs as this transaction rewrote them
+  std::map<u64, format::DevItemRecord> dev_items_changed_;  // DEV_ITEMs as this transaction rewrote them
   std::optional<fs::FsInfo::VolumeState> saved_volumes_;  // FsInfo's state before the first chunk change
   bool alloc_allowed_ = true;
   std::optional<u64> metadata_profile_, system_profile_;  // set_profile

@@ -6,7 +6,8 @@
 #include <algorithm>
 
 #include "lib/ctree/write.h"
-#include "lib/format/items.h"
+#include "lib/format/backup_root.h"
+#include "lib/format/qgroup_items.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -93,36 +94,32 @@ Result<SuperBlock> Transaction::new_super(const SuperChanges& super) const {
   if (sb.uuid_tree_generation.get() == fs_.super().generation.get()) sb.uuid_tree_generation.set(transid_);
 
   // Backup roots: the slot after the newest one (kernel backup_super_roots).
-  int newest = 0;
-  for (int i = 1; i < NUM_BACKUP_ROOTS; ++i)
-    if (sb.super_roots[i].tree_root_gen.get() > sb.super_roots[newest].tree_root_gen.get()) newest = i;
-  int slot = sb.super_roots[newest].tree_root_gen.get() == 0 ? 0 : (newest + 1) % NUM_BACKUP_ROOTS;
-  RootBackup& b = sb.super_roots[slot];
-  b = RootBackup{};
-  auto fill = [&](u64 id, le64& bytenr, le64& gen, u8& level) {
+  BackupRootRecord b;
+  auto fill = [&](u64 id, u64& bytenr, u64& gen, u8& level) {
     std::optional<ctree::RootRef> r;
     if (auto it = roots.find(id); it != roots.end())
       r = ctree::RootRef{id, it->second.bytenr, it->second.level, it->second.generation};
     else
       r = fs_.find_root(id);
     if (!r) return;
-    bytenr.set(r->bytenr);
-    gen.set(r->generation);
+    bytenr = r->bytenr;
+    gen = r->generation;
     level = r->level;
   };
-  b.tree_root.set(sb.root.get());
-  b.tree_root_gen.set(transid_);
+  b.tree_root = sb.root.get();
+  b.tree_root_gen = transid_;
   b.tree_root_level = sb.root_level;
-  b.chunk_root.set(sb.chunk_root.get());
-  b.chunk_root_gen.set(sb.chunk_root_generation.get());
+  b.chunk_root = sb.chunk_root.get();
+  b.chunk_root_gen = sb.chunk_root_generation.get();
   b.chunk_root_level = sb.chunk_root_level;
   fill(EXTENT_TREE_OBJECTID, b.extent_root, b.extent_root_gen, b.extent_root_level);
   fill(FS_TREE_OBJECTID, b.fs_root, b.fs_root_gen, b.fs_root_level);
   fill(DEV_TREE_OBJECTID, b.dev_root, b.dev_root_gen, b.dev_root_level);
   fill(CSUM_TREE_OBJECTID, b.csum_root, b.csum_root_gen, b.csum_root_level);
-  b.total_bytes.set(sb.total_bytes.get());
-  b.bytes_used.set(sb.bytes_used.get());
-  b.num_devices.set(sb.num_devices.get());
+  b.total_bytes = sb.total_bytes.get();
+  b.bytes_used = sb.bytes_used.get();
+  b.num_devices = sb.num_devices.get();
+  store_backup_root(sb, next_backup_root_slot(sb), b);
   return sb;
 }
 
@@ -136,8 +133,10 @@ Status Transaction::update_qgroup_status_generation() {
   FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *q, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));
   if (!exact) return {};
   auto d = ctree::item_data_mut(*this, p);
-  if (d.size() < 16) return make_error(Errc::corrupt, "short qgroup status item");
-  store_le<u64>(d.data() + offsetof(QgroupStatusItem, generation), transid_);
+  auto status = decode_qgroup_status(d);
+  if (!status) return make_error(status.error().context("quota tree"));
+  status->generation = transid_;
+  FSCTL_TRY(store_qgroup_status(d, *status));
   return {};
 }
 

@@ -7,8 +7,7 @@
 // operations (DESIGN.md invariant 6).
 #include "lib/ctree/search.h"
 #include "lib/ctree/tree_walk.h"
-#include "lib/format/decode.h"
-#include "lib/format/items.h"
+#include "lib/format/extent_item.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {

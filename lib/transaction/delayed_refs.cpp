@@ -3,12 +3,9 @@
 // extent-tree.c alloc_reserved_tree_block / __btrfs_free_extent).
 #include "lib/transaction/delayed_refs.h"
 
-#include <cstring>
-
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
-#include "lib/format/encode.h"
-#include "lib/format/items.h"
+#include "lib/format/extent_item.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -60,7 +57,7 @@ Status DelayedRefs::apply_adds(Transaction& t) {
       auto data = ctree::item_data_mut(t, p);
       if (!exact || data.size() != item.size())
         return make_error(Errc::corrupt, "extent item of tree block " + std::to_string(bytenr) + ", freed and allocated again, vanished");
-      std::memcpy(data.data(), item.data(), item.size());
+      FSCTL_TRY(store_extent_item(data, rec));
       drops_.erase(d);
     } else {
       FSCTL_TRY(ctree::insert_item(t, *ext, key, item));

@@ -8,7 +8,6 @@
 // (update_free_space_extent_count, convert_free_space_to_bitmaps /
 // _to_extents), once per transaction, after the updates: copy-on-write inside the transaction like every other
 // change (DESIGN.md invariant 1), counted by the reservation (invariant 4).
-#include <cstring>
 #include <functional>
 #include <set>
 #include <span>
@@ -17,7 +16,7 @@
 
 #include "lib/ctree/search.h"
 #include "lib/format/free_space.h"
-#include "lib/format/items.h"
+#include "lib/format/free_space_info.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -62,24 +61,24 @@ Status insert_extent(Ctx& c, u64 start, u64 len) {
   return ctree::insert_item(c.t, c.root, Key{start, KeyType::FREE_SPACE_EXTENT, len}, {});
 }
 
-// Calls `fn` with the group's FREE_SPACE_INFO body (extent_count at 0,
-// flags at 4), copied into the transaction and writable while `fn` runs.
-Status with_info(Ctx& c, const std::function<void(std::span<u8>)>& fn) {
+// Calls `fn` with the group's FREE_SPACE_INFO, decoded from the item
+// copied into the transaction, and stores what `fn` leaves in it.
+Status with_info(Ctx& c, const std::function<void(FreeSpaceInfoRecord&)>& fn) {
   ctree::Path p;
   Key info{c.bg.start, KeyType::FREE_SPACE_INFO, c.bg.length};
   FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(c.t, c.root, info, 0, p));
   if (!exact) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(c.bg.start));
   auto d = ctree::item_data_mut(c.t, p);
-  if (d.size() < sizeof(FreeSpaceInfo)) return make_error(Errc::corrupt, "short FREE_SPACE_INFO");
-  fn(d);
-  return {};
+  auto rec = decode_free_space_info(d);
+  if (!rec) return make_error(rec.error().context("block group " + std::to_string(c.bg.start)));
+  fn(*rec);
+  return store_free_space_info(d, *rec);
 }
 
 // Sets or clears FREE_SPACE_USING_BITMAPS in the group's FREE_SPACE_INFO.
 Status set_using_bitmaps(Ctx& c, bool on) {
-  return with_info(c, [&](std::span<u8> d) {
-    u32 flags = load_le<u32>(d.data() + 4);
-    store_le<u32>(d.data() + 4, on ? flags | FREE_SPACE_USING_BITMAPS : flags & ~FREE_SPACE_USING_BITMAPS);
+  return with_info(c, [&](FreeSpaceInfoRecord& info) {
+    info.flags = on ? info.flags | FREE_SPACE_USING_BITMAPS : info.flags & ~FREE_SPACE_USING_BITMAPS;
   });
 }
 
@@ -188,8 +187,8 @@ Status convert_to_extents(Ctx& c, u32 extent_count) {
 // form check (convert_if_needed) at the end of the updates.
 Status update_extent_count(Ctx& c, s64 delta) {
   if (delta == 0) return {};
-  FSCTL_TRY(with_info(c, [&](std::span<u8> d) {
-    store_le<u32>(d.data(), static_cast<u32>(static_cast<s64>(load_le<u32>(d.data())) + delta));
+  FSCTL_TRY(with_info(c, [&](FreeSpaceInfoRecord& info) {
+    info.extent_count = static_cast<u32>(static_cast<s64>(info.extent_count) + delta);
   }));
   c.count_changed.insert(c.bg.start);
   return {};
@@ -206,9 +205,9 @@ Status update_extent_count(Ctx& c, s64 delta) {
 // one per group (reservation.cpp). Returns whether it converted.
 Result<bool> convert_if_needed(Ctx& c) {
   u32 count = 0, flags = 0;
-  FSCTL_TRY(with_info(c, [&](std::span<u8> d) {
-    count = load_le<u32>(d.data());
-    flags = load_le<u32>(d.data() + 4);
+  FSCTL_TRY(with_info(c, [&](FreeSpaceInfoRecord& info) {
+    count = info.extent_count;
+    flags = info.flags;
   }));
   FreeSpaceThresholds th = free_space_thresholds(c.bg.length, c.ss);
   bool bitmaps = flags & FREE_SPACE_USING_BITMAPS;
@@ -350,9 +349,10 @@ Status FreeSpaceUpdates::apply(Transaction& t) {
       it = pending_.erase(it);
     }
     FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(t, root->ref(), Key{bg->start, KeyType::FREE_SPACE_INFO, bg->length}));
-    if (!info || info->size() < sizeof(FreeSpaceInfo))
-      return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg->start));
-    bool bitmaps = load_le<u32>(info->data() + 4) & FREE_SPACE_USING_BITMAPS;
+    if (!info) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg->start));
+    auto info_rec = decode_free_space_info(*info);
+    if (!info_rec) return make_error(info_rec.error().context("block group " + std::to_string(bg->start)));
+    bool bitmaps = info_rec->using_bitmaps();
     Ctx c{t, *root, *bg, t.fs().sectorsize(), count_changed};
     if (bitmaps)
       FSCTL_TRY(bitmap_mark(c, a, n, now_free));

@@ -11,7 +11,8 @@
 #include <algorithm>
 
 #include "lib/format/free_space.h"
-#include "lib/format/items.h"
+#include "lib/format/node_layout.h"
+#include "lib/format/root_item.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -354,7 +355,7 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
     // Root tree: one ROOT_ITEM per changed tree, updated in place, one
     // inserted per tree the operation creates, one deleted per tree it
     // deletes.
-    TreeChanges root_items = commit_changes(rt, created, sizeof(Item) + sizeof(RootItem), r.trees_deleted.size(),
+    TreeChanges root_items = commit_changes(rt, created, sizeof(Item) + ROOT_ITEM_SIZE, r.trees_deleted.size(),
                                             r.trees.size() + 4, data);
     c += tree_bound(rt, root_items, max_ptrs);
     if (bgt) c += tree_bound(*bgt, commit_changes(*bgt, 0, 0, 0, nbgs, data), max_ptrs);

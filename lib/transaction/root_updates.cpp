@@ -5,7 +5,7 @@
 
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
-#include "lib/format/items.h"
+#include "lib/format/root_item.h"
 #include "lib/format/names.h"
 #include "lib/fs/fs_info.h"
 #include "lib/transaction/transaction.h"
@@ -40,11 +40,15 @@ Status RootUpdates::apply(Transaction& t) {
     FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
     if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(id) + " vanished");
     auto d = ctree::item_data_mut(t, p);
-    if (d.size() < ROOT_ITEM_V1_SIZE) return make_error(Errc::corrupt, "short ROOT_ITEM of tree " + std::to_string(id));
-    store_le<u64>(d.data() + offsetof(RootItem, bytenr), r.bytenr);
-    store_le<u64>(d.data() + offsetof(RootItem, generation), t.transid());
-    d[offsetof(RootItem, level)] = r.level;
-    if (d.size() >= sizeof(RootItem)) store_le<u64>(d.data() + offsetof(RootItem, generation_v2), t.transid());
+    auto item = decode_root_item(d);
+    if (!item) return make_error(item.error().context("ROOT_ITEM of tree " + std::to_string(id)));
+    // The legacy form has no generation_v2 (decode leaves v2 false and
+    // store_root_item does not write it).
+    item->bytenr = r.bytenr;
+    item->generation = t.transid();
+    item->level = r.level;
+    if (item->v2) item->generation_v2 = t.transid();
+    FSCTL_TRY(store_root_item(d, *item));
     written_[id] = {r.bytenr, r.level};
     // The root tree itself may have been copied now: go round again.
     return apply(t);
@@ -56,16 +60,17 @@ Result<ctree::WriteRoot*> RootUpdates::create_tree(Transaction& t, u64 root_id) 
   if (roots_.count(root_id) || t.fs().find_root(root_id))
     return make_error(Errc::invalid_argument, "tree " + std::to_string(root_id) + " already exists");
   FSCTL_TRY_ASSIGN(auto leaf, t.alloc_tree_block(root_id, 0));
-  RootItem ri{};
-  ri.bytenr.set(leaf->bytenr);
-  ri.generation.set(t.transid());
-  ri.generation_v2.set(t.transid());
+  // The full (v2) form, every field RootInfo does not carry zero.
+  RootInfo ri;
+  ri.bytenr = leaf->bytenr;
+  ri.generation = t.transid();
+  ri.generation_v2 = t.transid();
   ri.level = 0;
-  ri.refs.set(1);
-  ri.bytes_used.set(t.nodesize());
+  ri.refs = 1;
+  ri.bytes_used = t.nodesize();
+  ri.v2 = true;
   FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
-  FSCTL_TRY(ctree::insert_item(t, *rt, Key{root_id, KeyType::ROOT_ITEM, 0},
-                               std::span<const u8>(reinterpret_cast<const u8*>(&ri), sizeof ri)));
+  FSCTL_TRY(ctree::insert_item(t, *rt, Key{root_id, KeyType::ROOT_ITEM, 0}, encode_root_item(ri)));
   auto& w = roots_[root_id];
   w = ctree::WriteRoot{root_id, leaf->bytenr, 0, t.transid()};
   written_[root_id] = {leaf->bytenr, 0};

@@ -11,7 +11,7 @@
 
 #include "lib/ctree/search.h"
 #include "lib/format/free_space.h"
-#include "lib/format/items.h"
+#include "lib/format/free_space_info.h"
 #include "lib/format/super.h"
 #include "lib/fs/fs_info.h"
 #include "lib/volumes/chunk_map.h"
@@ -103,11 +103,12 @@ Status SpaceAllocator::load(ctree::BlockSource& src, const fs::FsInfo& fs) {
     // be carried on by every update.
     {
       FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(src, *fst, Key{bg.start, KeyType::FREE_SPACE_INFO, bg.length}));
-      if (!info || info->size() < sizeof(FreeSpaceInfo))
-        return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg.start));
-      u32 count = load_le<u32>(info->data());
+      if (!info) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg.start));
+      auto info_rec = decode_free_space_info(*info);
+      if (!info_rec) return make_error(info_rec.error().context("block group " + std::to_string(bg.start)));
+      u32 count = info_rec->extent_count;
       sp.extent_count = count;
-      sp.using_bitmaps = load_le<u32>(info->data() + 4) & FREE_SPACE_USING_BITMAPS;
+      sp.using_bitmaps = info_rec->using_bitmaps();
       if (count != sp.free.size())
         return make_error(Errc::corrupt, "FREE_SPACE_INFO of block group " + std::to_string(bg.start) + " has extent_count " +
                                              std::to_string(count) + " expect " + std::to_string(sp.free.size()) +

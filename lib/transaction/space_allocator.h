@@ -17,7 +17,7 @@
 #include "lib/base/ints.h"
 #include "lib/base/result.h"
 #include "lib/ctree/block_source.h"
-#include "lib/format/decode.h"
+#include "lib/format/chunk_item.h"
 
 namespace fsctl::fs {
 class FsInfo;

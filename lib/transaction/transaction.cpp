@@ -5,11 +5,10 @@
 #include "lib/transaction/transaction.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "lib/ctree/search.h"
-#include "lib/format/items.h"
 #include "lib/format/names.h"
+#include "lib/format/tree_header.h"
 #include "lib/fs/write_gate.h"
 
 namespace fsctl::transaction {
@@ -173,16 +172,19 @@ Result<std::shared_ptr<cache::TreeBlock>> Transaction::alloc_block_space(u64 own
   b->bytenr = bytenr;
   b->data.assign(ns, 0);
   b->dirty = true;
-  Header& h = *reinterpret_cast<Header*>(b->data.data());
+  // The header of a new, empty block (kernel btrfs_init_new_buffer); the
+  // checksum is computed at write-back.
   const auto& id = fs_.identity();
-  std::memcpy(h.fsid, id.fsid.data(), FSID_SIZE);
-  std::memcpy(h.chunk_tree_uuid, id.chunk_tree_uuid.data(), UUID_SIZE);
-  h.bytenr.set(bytenr);
-  h.flags.set(HEADER_FLAG_WRITTEN | (MIXED_BACKREF_REV << BACKREF_REV_SHIFT));
-  h.generation.set(transid_);
-  h.owner.set(owner);
-  h.nritems.set(0);
+  TreeBlockHeader h;
+  h.fsid = id.fsid;
+  h.chunk_tree_uuid = id.chunk_tree_uuid;
+  h.bytenr = bytenr;
+  h.flags = NEW_BLOCK_HEADER_FLAGS;
+  h.generation = transid_;
+  h.owner = owner;
+  h.nritems = 0;
   h.level = level;
+  store_header(b->data, h);
   dirty_[bytenr] = b;
   fs_.cache().erase(bytenr);
   note_dirty_bytes();

@@ -137,4 +137,19 @@ Result<DeviceSet> DeviceSet::open(const std::vector<std::string>& paths, io::Ope
   return from_devices(std::move(devs), reporter);
 }
 
+std::vector<std::string> DeviceSet::lagging_supers() const {
+  std::vector<std::string> out;
+  const u64 gen = super().generation.get();
+  for (auto& [devid, d] : devices_)
+    for (auto& c : d.copies) {
+      if (!c.fits) continue;
+      std::string where = d.path + ": superblock copy " + std::to_string(c.mirror) + " at " + std::to_string(c.physical);
+      if (!c.valid)
+        out.push_back(where + " is damaged (" + c.problem + ")");
+      else if (c.generation < gen)
+        out.push_back(where + " has generation " + std::to_string(c.generation) + ", the filesystem " + std::to_string(gen));
+    }
+  return out;
+}
+
 }  // namespace fsctl::volumes

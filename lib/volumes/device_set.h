@@ -64,6 +64,14 @@ class DeviceSet {
     return it == devices_.end() ? nullptr : &it->second;
   }
   [[nodiscard]] const std::map<u64, Device>& devices() const { return devices_; }
+  /// The superblock copies found at open that do not hold the filesystem's
+  /// newest generation: damaged copies, stale copies (a crash inside a
+  /// commit's superblock writes leaves the later copies, or other devices,
+  /// one generation behind; the kernel rewrites every copy at its next
+  /// commit), and every copy of a device whose newest copy lags. One line
+  /// each, naming the device, the copy's bytenr and its generation; empty
+  /// when every fitting copy is current.
+  [[nodiscard]] std::vector<std::string> lagging_supers() const;
 
  private:
   std::map<u64, Device> devices_;

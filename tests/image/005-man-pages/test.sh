@@ -2,8 +2,9 @@
 # 005-man-pages: the man pages under man/ render without a groff warning, every
 # command of `fsctl --help` has a page man/fsctl-CMD.8 with a section (.SS) per
 # subcommand of `fsctl CMD --help` naming each of its options, fsctl.8 lists
-# every command and global option, and its EXIT STATUS table has exactly the
-# codes of cmd/output.h. Needs no image and no root.
+# every command and global option, its EXIT STATUS table has exactly the
+# codes of cmd/output.h, and every .TH line carries the project's version
+# (CMakeLists.txt). Needs no image and no root.
 source "$(dirname "$0")/../common/lib.sh"
 MAN=$FSCTL_SRC/man
 command -v groff >/dev/null || skip "groff not installed (scripts/setup.sh installs groff-base)"
@@ -74,10 +75,20 @@ man_codes=$(awk '/^\.SH EXIT STATUS/ {on=1; next} /^\.SH/ {on=0} on && prev == "
 [ -n "$src_codes" ] || bad "no exit codes found in cmd/output.h"
 [ "$src_codes" = "$man_codes" ] || bad "exit codes: cmd/output.h has '$src_codes', fsctl.8 EXIT STATUS has '$man_codes'"
 
-# 5. The JSON header described in fsctl.8 is the one the code writes.
+# 5. Every page's .TH line names the project's version ("fsctl X.Y.Z" =
+# project(fsctl VERSION X.Y.Z) of CMakeLists.txt; ctest passes it as
+# FSCTL_PROJECT_VERSION, a manual run reads CMakeLists.txt).
+proj_ver=${FSCTL_PROJECT_VERSION:-$(sed -nE 's/^project\(fsctl VERSION ([0-9.]+).*/\1/p' "$FSCTL_SRC/CMakeLists.txt")}
+[ -n "$proj_ver" ] || bad "no project version in CMakeLists.txt"
+for p in "${pages[@]}"; do
+  th=$(grep -m1 '^\.TH ' "$p") || { bad "$p has no .TH line"; continue; }
+  grep -qF "\"fsctl $proj_ver\"" <<<"$th" || bad "$p: .TH says '$th', expected version \"fsctl $proj_ver\""
+done
+
+# 6. The JSON header described in fsctl.8 is the one the code writes.
 grep -q '"__header"' "$MAN/fsctl.8" || bad "fsctl.8 does not describe the JSON header"
 ver=$(grep -oE '\{"version", "[0-9]+"\}' "$FSCTL_SRC/cmd/output.cpp" | grep -oE '"[0-9]+"' | head -1)
 grep -qF "\"version\": $ver" "$MAN/fsctl.8" || bad "fsctl.8 does not give JSON version $ver"
 
 ((errors == 0)) || fail "$errors problem(s) in the man pages"
-echo "ok: ${#pages[@]} man pages render cleanly and cover: $(echo $cmds) and exit codes $src_codes"
+echo "ok: ${#pages[@]} man pages (fsctl $proj_ver) render cleanly and cover: $(echo $cmds) and exit codes $src_codes"

@@ -207,6 +207,10 @@ if [ $got_d -eq 1 ]; then
   sed 's/^/    /' "$T/d.frozen.txt" | tr -d '\0'
   run_rc "$T/d.verify.json" "$FSCTL" --format json qgroup verify "$T/d.img"
   check "(d) verify exits 0 (rc $RC), every row ok (on-disk = computed)" bash -c "[ $RC -eq 0 ] && python3 '$QG' check-ok '$T/d.verify.json' && [ \$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"status\"][\"inconsistent\"])' '$T/d.verify.json') = False ]"
+  check "(d) verify marks 0/$DOOMED subvol_dropping (its numbers change when the drop finishes), no other" python3 -c '
+import json,sys; v=json.load(open(sys.argv[1])); d=sys.argv[2]
+marked=[r["qgroupid"] for r in v["qgroups"] if r.get("subvol_dropping")]
+assert marked == ["0/"+d], marked' "$T/d.verify.json" "$DOOMED"
   check "(d) computed = kernel's numbers of the frozen image (dropping subvolume included)" python3 "$QG" check-computed "$T/d.verify.json" "$T/d.frozen.json"
   run_rc "$T/d.show.json" "$FSCTL" --format json qgroup show "$T/d.img"
   check "(d) show = kernel's frozen list (path of the dropping subvolume <stale>)" python3 "$QG" check-show "$T/d.show.json" "$T/d.frozen.json"

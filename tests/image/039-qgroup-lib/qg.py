@@ -20,7 +20,11 @@ def _num(v):
 
 
 def _path(p):
-    # progs JSON prints "" for the top level, text prints "<toplevel>"
+    # progs JSON prints "" for the top level, text prints "<toplevel>"; a
+    # subvolume being deleted is "<stale>" in progs 6.2 and "<under
+    # deletion>" from progs 6.x on (fsctl prints the newer label).
+    if p == "<under deletion>":
+        return "<stale>"
     return "<toplevel>" if p in ("", "<toplevel>") else p
 
 

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "lib/ctree/search.h"
-#include "lib/format/decode.h"
+#include "lib/format/extent_item.h"
 #include "lib/format/items.h"
 
 namespace fsctl::testing {
