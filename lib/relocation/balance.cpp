@@ -159,6 +159,8 @@ class BalanceJob final : public transaction::BatchJob {
 
 }  // namespace
 
+// Long: refusals, selection, profile steering and the runner in one place;
+// cut into named steps on branch `concepts` (issue 11 part 6, not merged yet).
 Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   BalanceReport rep;

@@ -126,6 +126,8 @@ Result<u64> committed_block_group_used(fs::FsInfo& fs, u64 start) {
   return found->item.used;
 }
 
+// Long: the plan's five steps in sequence; split into relocate_plan.cpp with
+// named steps on branch `concepts` (issue 11 part 6, not merged yet).
 Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>& targets) {
   RelocationPlan p;
   p.bgs_ = targets;
@@ -328,6 +330,8 @@ transaction::Reservation RelocationPlan::reservation(u32 nodesize) const {
   return r;
 }
 
+// Long: the apply's six steps in sequence; split into relocate_apply.cpp with
+// named steps on branch `concepts` (issue 11 part 6, not merged yet).
 Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   t.exclude_block_groups(bgs_);
   fs::FsInfo& fs = t.fs();
