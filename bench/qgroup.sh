@@ -101,7 +101,7 @@ trap 'rm -rf "$WORK"' EXIT
 # The reference: btrfs check of the reference build.
 REF_BTRFS=$PROGS/btrfs
 have_ref=0
-if [ -x "$REF_BTRFS" ] && "$REF_BTRFS" check --help 2>&1 | grep -q -- --qgroup-report; then have_ref=1; fi
+if [ -x "$REF_BTRFS" ] && "$REF_BTRFS" check --help 2>&1 | grep -- --qgroup-report > /dev/null; then have_ref=1; fi
 ref_version=$([ -x "$REF_BTRFS" ] && "$REF_BTRFS" --version 2>/dev/null | head -1 | awk '{ print $2 }' || true)
 REF_LABEL="btrfs check ${ref_version:-?}"
 set_tools "$have_ref"

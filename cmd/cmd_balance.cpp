@@ -155,11 +155,8 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     if (b.interrupted) out["state_note"] = b.state_note;
     std::cout << out.dump(2) << '\n';
   } else if (b.interrupted) {
-    std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name() ? InterruptScope::signal_name() : "stop",
+    std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name(),
                 static_cast<unsigned long long>(b.commits), b.state_note.c_str());
-    if (qv)
-      std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
-                                            : "MISMATCH after balance (run fsctl qgroup verify for the table)");
   } else if (b.dry_run) {
     std::printf("dry run: %llu of %llu metadata and system block groups selected; the first batch would relocate %llu tree blocks, reserving %s; nothing written\n",
                 static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system),
@@ -172,10 +169,11 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
                 static_cast<unsigned long long>(b.relocation.tree_blocks_copied),
                 static_cast<unsigned long long>(b.relocation.qgroup_dirty_extents), static_cast<unsigned long long>(b.commits),
                 bytes_phrase(b.used_bytes, units).c_str(), format_bytes(b.reserved_bytes, units).c_str(), b.seconds);
-    if (qv)
-      std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
-                                            : "MISMATCH after balance (run fsctl qgroup verify for the table)");
   }
+  // Verified after the last commit, also of an interrupted run (never a dry run).
+  if (g.format == Format::text && qv)
+    std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"
+                                          : "MISMATCH after balance (run fsctl qgroup verify for the table)");
   if (!qgroups_ok) return EXIT_PROBLEMS;
   return b.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
 }

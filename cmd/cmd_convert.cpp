@@ -71,7 +71,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     return c.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }
   if (c.interrupted) {
-    std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name() ? InterruptScope::signal_name() : "stop",
+    std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name(),
                 static_cast<unsigned long long>(c.commits), c.state_note.c_str());
     return EXIT_INTERRUPTED;
   }

@@ -317,7 +317,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   if (repaired) {
     if (repaired->interrupted)
       std::printf("interrupted (%s) before the repair's commit: nothing was written\n",
-                  InterruptScope::signal_name() ? InterruptScope::signal_name() : "stop");
+                  InterruptScope::signal_name());
     else if (!repaired->wrote)
       std::printf("repair: nothing to write, qgroups are right\n");
     else

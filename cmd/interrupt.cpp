@@ -62,7 +62,7 @@ const char* InterruptScope::signal_name() {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
-    default: return nullptr;
+    default: return "stop";
   }
 }
 

@@ -28,7 +28,8 @@ class InterruptScope {
   InterruptScope& operator=(const InterruptScope&) = delete;
   /// The request the job polls.
   [[nodiscard]] const StopRequest* stop() const { return &process_stop_request(); }
-  /// The name of the first signal received ("SIGINT"...), or nullptr.
+  /// The name of the first signal received ("SIGINT"...), or "stop" when
+  /// none was (the request was raised otherwise).
   [[nodiscard]] static const char* signal_name();
 
  private:

@@ -5,7 +5,7 @@ invariant 4): reads the lines every committed transaction of the tests
 appended to the log (cmd/env_hooks.h: LABEL PID RESERVED
 USED, bytes), and fails when
   - a transaction used more than it reserved (or committed without one), or
-  - the median reserved/used over the operations exceeds 2 (judged when the
+  - the median reserved/used over the operations exceeds MAX_MEDIAN (judged when the
     log holds a whole run: at least MIN_OPERATIONS operations),
 where an operation is one process (a command, or one test tool run: its
 transactions summed; a tree_torture transaction is its own operation, as
@@ -22,6 +22,10 @@ import sys
 # The median is judged on a whole run of the suite (about 370 operations);
 # a subset run by ctest -R has another mix of operations.
 MIN_OPERATIONS = 200
+# Issue 11: the median reserved/used per operation stays at or below 1.5
+# (a whole ASan run on 2026-12-01: 1.29 over 485 operations; convert 1.17,
+# qgroup_verify 1.25, balance 1.80, tree_torture 1.59).
+MAX_MEDIAN = 1.5
 
 
 def main() -> int:
@@ -72,8 +76,8 @@ def main() -> int:
         print(f"PASS: used <= reserved in every transaction; median {median:.2f} not judged: "
               f"{len(everything)} operations, fewer than a whole run's {MIN_OPERATIONS} (ctest -R)")
         return 0
-    if median > 2:
-        print(f"FAIL: median reserved/used {median:.2f} > 2")
+    if median > MAX_MEDIAN:
+        print(f"FAIL: median reserved/used {median:.2f} > {MAX_MEDIAN}")
         return 1
     print("PASS: used <= reserved in every transaction; median reserved/used", f"{median:.2f}")
     return 0

@@ -13,6 +13,24 @@
 namespace fsctl::transaction {
 using namespace fsctl::format;
 
+namespace {
+
+/// Puts `p` on the ROOT_ITEM of tree `id` in the root tree, for writing:
+/// the key the open found (its offset is the snapshot's generation), or
+/// (id, ROOT_ITEM, 0) for a tree created in this transaction. Errors:
+/// Errc::corrupt when the item is gone; those of the search.
+Status find_root_item_for_write(Transaction& t, u64 id, ctree::Path& p) {
+  Key key{id, KeyType::ROOT_ITEM, 0};
+  for (auto& e : t.fs().root_entries())
+    if (e.key.objectid == id) key = e.key;
+  FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
+  if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(id) + " vanished");
+  return {};
+}
+
+}  // namespace
+
 Result<ctree::WriteRoot*> RootUpdates::root(const fs::FsInfo& fs, u64 root_id) {
   auto it = roots_.find(root_id);
   if (it != roots_.end()) return &it->second;
@@ -31,14 +49,8 @@ Status RootUpdates::apply(Transaction& t) {
     if (last != written_.end() && last->second == std::make_pair(r.bytenr, r.level)) continue;
     auto committed = t.fs().find_root(id);
     if (last == written_.end() && committed && committed->bytenr == r.bytenr && committed->level == r.level) continue;
-    // A tree created in this transaction has its item at (id, ROOT_ITEM, 0).
-    Key key{id, KeyType::ROOT_ITEM, 0};
-    for (auto& e : t.fs().root_entries())
-      if (e.key.objectid == id) key = e.key;
-    FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
     ctree::Path p;
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
-    if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(id) + " vanished");
+    FSCTL_TRY(find_root_item_for_write(t, id, p));
     auto d = ctree::item_data_mut(t, p);
     auto item = decode_root_item(d);
     if (!item) return make_error(item.error().context("ROOT_ITEM of tree " + std::to_string(id)));
@@ -85,13 +97,9 @@ Status RootUpdates::delete_tree(Transaction& t, u64 root_id) {
   if (r->level != 0 || blk->view().nritems() != 0)
     return make_error(Errc::invalid_argument, "tree " + std::to_string(root_id) + " is not empty");
   FSCTL_TRY(t.free_tree_block(r->bytenr, root_id, 0));
-  Key key{root_id, KeyType::ROOT_ITEM, 0};
-  for (auto& e : t.fs().root_entries())
-    if (e.key.objectid == root_id) key = e.key;
-  FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
   ctree::Path p;
-  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
-  if (!exact) return make_error(Errc::corrupt, "ROOT_ITEM of tree " + std::to_string(root_id) + " vanished");
+  FSCTL_TRY(find_root_item_for_write(t, root_id, p));
+  FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
   FSCTL_TRY(ctree::delete_item(t, *rt, p));
   roots_.erase(root_id);
   written_.erase(root_id);

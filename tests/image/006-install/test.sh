@@ -34,7 +34,7 @@ done
 
 [ -f "$bash_comp" ] || fail "no bash completion $bash_comp"
 [ -f "$zsh_comp" ] || fail "no zsh completion $zsh_comp"
-head -1 "$zsh_comp" | grep -qx '#compdef fsctl' || fail "$zsh_comp does not start with '#compdef fsctl'"
+[ "$(head -1 "$zsh_comp")" = '#compdef fsctl' ] || fail "$zsh_comp does not start with '#compdef fsctl'"
 bash -n "$bash_comp" || fail "bash -n $bash_comp: syntax error"
 bash -c 'source "$1" && complete -p fsctl' _ "$bash_comp" > "$T/complete.txt" 2>&1 ||
   { cat "$T/complete.txt" >&2; fail "complete -p fsctl fails after sourcing $bash_comp"; }

@@ -50,7 +50,7 @@ interrupt_loop() {
     read -r st nb ne < <($CVTOOL bgs-split "$T/bg.base" "$T/bg.c") || fail "$dir K=$k: block groups are not split cleanly"
     (( $(sb_get "$C" flags) >> 38 & 1 )) || fail "$dir K=$k: $st without CHANGING_BG_TREE"
     if [ "$dir" = --bg-tree ] && [ "$nb" = 0 ]; then check_clean "$dir K=$k (nothing moved yet)" "$C"; fi
-    "$FSCTL" convert -n "$dir" "$C" | grep -q "^dry run: resuming a half conversion" || fail "$dir K=$k: the dry run does not say resuming"
+    "$FSCTL" convert -n "$dir" "$C" | grep_q "^dry run: resuming a half conversion" || fail "$dir K=$k: the dry run does not say resuming"
     out=$("$FSCTL" convert "$dir" --batch 2 "$C") || fail "$dir K=$k: rerun failed"
     grep -q "^resumed " <<< "$out" || fail "$dir K=$k: the rerun does not say resumed: $out"
     bgjson "$T/bg.r" "$C"

@@ -32,7 +32,7 @@ revert_loop() {
   local name=$1 half=$2 dir=$3 tree=$4 st1=$5 feat=$6 n=1 crashed=0 halfs=0 rc out
   bgjson "$T/bg.half" "$half"
   read -r st0 _ _ < <($CVTOOL bgs-split "$T/bg.half" "$T/bg.half") || fail "$name: the half state is not a clean split"
-  "$FSCTL" convert -n "$dir" "$half" | grep -q "^dry run: taking back a half conversion" || fail "$name: the dry run does not say taking back"
+  "$FSCTL" convert -n "$dir" "$half" | grep_q "^dry run: taking back a half conversion" || fail "$name: the dry run does not say taking back"
   while :; do
     cp --sparse=always "$half" "$T/c.img"
     rc=0

@@ -47,7 +47,7 @@ expect_refresh() {  # WHAT CMD...
 
 mkimg "$T/a.img" 2G
 crash_last_commit "$T/a.img" convert --bg-tree --batch 1
-"$FSCTL" convert -n --bg-tree "$T/lag.img" 2>/dev/null | grep -q "^nothing to do" || fail "convert: the lagging image is not converted already"
+"$FSCTL" convert -n --bg-tree "$T/lag.img" 2>/dev/null | grep_q "^nothing to do" || fail "convert: the lagging image is not converted already"
 expect_refresh "convert --bg-tree" convert --bg-tree
 
 mkdir -p "$T/src"; for i in 1 2 3 4 5; do head -c $((i * 3000)) /dev/urandom > "$T/src/f$i"; done
