@@ -4,6 +4,7 @@
 #include "check/fs_check.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "lib/ctree/search.h"
@@ -16,6 +17,62 @@
 namespace fsctl::check {
 using namespace fsctl::format;
 
+namespace {
+
+using Problem = std::function<void(bool, std::string)>;
+
+// Every block of `roots`, each once, sorted by bytenr. A block no mirror can
+// give stops the walk of its tree only: the walk is redone tree by tree, the
+// unreadable tree named as a problem and counted in trees_incomplete, and
+// every other tree checked in full. Errors: only those that are not about
+// reading a block (the visitor's own).
+Result<std::vector<std::pair<u64, u8>>> walk_every_tree(fs::FsInfo& fs, const std::vector<ctree::RootRef>& roots,
+                                                       FsCheckReport& rep) {
+  std::vector<std::pair<u64, u8>> blocks;
+  auto collect = [&](const cache::TreeBlockRef& b, u32) -> Status {
+    blocks.push_back({b->bytenr, b->view().level()});
+    return {};
+  };
+  ctree::RootSets sets;
+  if (ctree::walk_trees(fs, roots, sets, collect)) {
+    std::sort(blocks.begin(), blocks.end());
+    return blocks;
+  }
+  blocks.clear();
+  for (const auto& root : roots) {
+    ctree::RootSets one;
+    if (auto st = ctree::walk_trees(fs, {root}, one, collect); !st) {
+      rep.problems.push_back({true, "tree " + tree_name(root.root_id) + ": " + st.error().message +
+                                        "; the blocks of this tree below it were not checked"});
+      rep.trees_incomplete++;
+    }
+  }
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  return blocks;
+}
+
+// Whether the extent tree has the METADATA_ITEM (skinny) or EXTENT_ITEM of
+// a tree block. Errors: reading the extent tree.
+Result<bool> has_extent_item(fs::FsInfo& fs, const ctree::RootRef& ext, u64 bytenr, u8 level, bool skinny) {
+  if (skinny) {
+    FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, ext, Key{bytenr, KeyType::METADATA_ITEM, level}));
+    if (item) return true;
+  }
+  FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, ext, Key{bytenr, KeyType::EXTENT_ITEM, fs.nodesize()}));
+  return item.has_value();
+}
+
+// A tree block is not listed free and lies in a metadata or system group.
+void check_placement(fs::FsInfo& fs, u64 bytenr, const std::function<bool(u64, u64)>& is_free, const Problem& problem) {
+  if (is_free(bytenr, fs.nodesize())) problem(true, "tree block " + std::to_string(bytenr) + " is listed as free in the free space tree");
+  const fs::BlockGroup* bg = fs.block_group_of(bytenr);
+  if (!bg || !(bg->flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM)))
+    problem(true, "tree block " + std::to_string(bytenr) + " lies outside every metadata block group");
+}
+
+}  // namespace
+
 Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
   FsCheckReport rep;
   const auto& bgs = fs.block_groups();
@@ -24,17 +81,18 @@ Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
 
   // Free space tree: every entry inside a block group; remember the free ranges.
   std::map<u64, u64> free_ranges;  // start -> end
+  u64 stale = 0;
+  std::string first_stale;
   if (auto fst = fs.find_root(FREE_SPACE_TREE_OBJECTID)) {
     u32 ss = fs.sectorsize();
-    FSCTL_TRY(ctree::for_each_item(fs, *fst, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
+    auto walked = ctree::for_each_item(fs, *fst, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
       Key k = leaf.item_key(slot);
       if (k.type != KeyType::FREE_SPACE_INFO && k.type != KeyType::FREE_SPACE_EXTENT && k.type != KeyType::FREE_SPACE_BITMAP)
         return ctree::Visit::next;
       rep.free_space_items++;
       const fs::BlockGroup* bg = fs.block_group_of(k.objectid);
       if (!bg || k.objectid + k.offset > bg->start + bg->length) {
-        problem(false, "free space tree item " + key_to_string(k) + " in leaf " + std::to_string(leaf.bytenr()) +
-                           " lies outside every block group (stale entry, e.g. from mkfs.btrfs 6.2's removed temporary chunks); fsctl never allocates there");
+        if (stale++ == 0) first_stale = key_to_string(k) + " in leaf " + std::to_string(leaf.bytenr());
         return ctree::Visit::next;
       }
       if (k.type == KeyType::FREE_SPACE_INFO && (k.objectid != bg->start || k.offset != bg->length))
@@ -46,8 +104,16 @@ Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
         if (!r) problem(true, r.error().message + " (leaf " + std::to_string(leaf.bytenr()) + ")");
       }
       return ctree::Visit::next;
-    }));
+    });
+    // A free space tree block that cannot be read: the entries after it are
+    // not checked, and blocks they list free are not found.
+    if (!walked) problem(true, "free space tree: " + walked.error().message + "; its entries after that block were not checked");
   }
+  if (stale)
+    rep.notes.push_back(std::to_string(stale) + " free space tree item" + (stale == 1 ? " lies" : "s lie") +
+                        " outside every block group (first: " + first_stale +
+                        "): stale entries such as mkfs.btrfs 6.2 leaves for its removed temporary chunks; the kernel "
+                        "and btrfs check ignore them and fsctl never allocates there");
   auto is_free = [&](u64 a, u64 len) {
     auto it = free_ranges.upper_bound(a + len - 1);
     if (it == free_ranges.begin()) return false;
@@ -71,31 +137,23 @@ Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
   auto ext = fs.find_root(EXTENT_TREE_OBJECTID);
   if (!ext) return make_error(Errc::corrupt, "no extent tree");
   bool skinny = fs.super().incompat_flags.get() & INCOMPAT_SKINNY_METADATA;
-  std::vector<std::pair<u64, u8>> blocks;
-  ctree::RootSets sets;
-  FSCTL_TRY(ctree::walk_trees(fs, roots, sets, [&](const cache::TreeBlockRef& b, u32) -> Status {
-    blocks.push_back({b->bytenr, b->view().level()});
-    return {};
-  }));
+  FSCTL_TRY_ASSIGN(auto blocks, walk_every_tree(fs, roots, rep));
   rep.tree_blocks = blocks.size();
-  std::sort(blocks.begin(), blocks.end());
-  u32 ns = fs.nodesize();
-  for (auto [bytenr, level] : blocks) {
-    bool found = false;
-    if (skinny) {
-      FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, *ext, Key{bytenr, KeyType::METADATA_ITEM, level}));
-      found = item.has_value();
-    }
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    auto [bytenr, level] = blocks[i];
+    auto found = has_extent_item(fs, *ext, bytenr, level, skinny);
     if (!found) {
-      FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, *ext, Key{bytenr, KeyType::EXTENT_ITEM, ns}));
-      found = item.has_value();
+      // The extent tree itself cannot be read there: say so once, carry on
+      // with what needs no extent tree.
+      problem(true, "extent tree: " + found.error().message + "; the extent items of " + std::to_string(blocks.size() - i) +
+                        " tree blocks were not checked");
+      for (; i < blocks.size(); ++i) check_placement(fs, blocks[i].first, is_free, problem);
+      break;
     }
-    if (!found) problem(true, "tree block " + std::to_string(bytenr) + " (level " + std::to_string(level) + ") has no extent item");
-    if (is_free(bytenr, ns)) problem(true, "tree block " + std::to_string(bytenr) + " is listed as free in the free space tree");
-    const fs::BlockGroup* bg = fs.block_group_of(bytenr);
-    if (!bg || !(bg->flags & (BLOCK_GROUP_METADATA | BLOCK_GROUP_SYSTEM)))
-      problem(true, "tree block " + std::to_string(bytenr) + " lies outside every metadata block group");
+    if (!*found) problem(true, "tree block " + std::to_string(bytenr) + " (level " + std::to_string(level) + ") has no extent item");
+    check_placement(fs, bytenr, is_free, problem);
   }
+  rep.bad_copies = fs.bad_copies_read();
   return rep;
 }
 

@@ -21,6 +21,15 @@ struct FsCheckReport {
   u64 free_space_items = 0;   // FREE_SPACE_INFO/EXTENT/BITMAP items read
   u64 block_groups = 0;
   std::vector<CheckProblem> problems;
+  /// Facts worth saying that are not problems (btrfs check too says nothing
+  /// of them), e.g. mkfs.btrfs 6.2's stale free space entries, folded into
+  /// one line each.
+  std::vector<std::string> notes;
+  /// Trees whose walk stopped at a block that no mirror could give: their
+  /// blocks below it are not checked (each is also a problem).
+  u64 trees_incomplete = 0;
+  /// Damaged copies of tree blocks read from another mirror instead.
+  u64 bad_copies = 0;
   [[nodiscard]] u64 errors() const {
     u64 n = 0;
     for (auto& p : problems) n += p.error;

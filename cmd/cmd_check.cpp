@@ -24,13 +24,20 @@ int run_check(const GlobalOptions& g, const std::vector<std::string>& devs) {
     json probs = json::array();
     for (auto& p : r->problems) probs.push_back({{"severity", p.error ? "error" : "warning"}, {"message", p.message}});
     out["problems"] = probs;
+    out["notes"] = r->notes;
     out["errors"] = r->errors();
+    out["trees_incomplete"] = r->trees_incomplete;
+    out["bad_copies"] = r->bad_copies;
     std::cout << out.dump(2) << '\n';
   } else {
     for (auto& p : r->problems) std::cout << (p.error ? "ERROR: " : "WARNING: ") << p.message << '\n';
+    for (auto& n : r->notes) std::cout << "NOTE: " << n << '\n';
     std::cout << "checked " << r->tree_blocks << " tree blocks, " << r->free_space_items << " free space items, "
               << r->block_groups << " block groups (" << (*fs)->bg_tree_state().describe() << "): " << r->errors()
-              << " errors, " << r->problems.size() - r->errors() << " warnings\n";
+              << " errors, " << r->problems.size() - r->errors() << " warnings";
+    if (r->bad_copies) std::cout << ", " << r->bad_copies << " damaged copies read from another mirror";
+    if (r->trees_incomplete) std::cout << ", " << r->trees_incomplete << " trees not checked in full";
+    std::cout << '\n';
   }
   return r->errors() ? EXIT_PROBLEMS : EXIT_OK;
 }

@@ -205,6 +205,9 @@ class FsInfo final : public ctree::BlockSource {
 
   /// Counters of the block layer, for benchmarks: blocks verified, bytes read.
   [[nodiscard]] u64 blocks_read() const { return blocks_read_; }
+  /// Damaged copies of tree blocks met so far whose block was read from
+  /// another mirror (each also reported as a warning).
+  [[nodiscard]] u64 bad_copies_read() const { return bad_copies_read_; }
   [[nodiscard]] u64 bytes_read() const { return bytes_read_; }
 
  private:
@@ -236,7 +239,7 @@ class FsInfo final : public ctree::BlockSource {
   std::map<u64, format::DevItem> dev_items_;
   std::vector<BlockGroup> block_groups_;
   BgTreeState bg_state_;
-  u64 blocks_read_ = 0, bytes_read_ = 0;
+  u64 blocks_read_ = 0, bytes_read_ = 0, bad_copies_read_ = 0;
   bool writable_ = false;
   bool block_groups_loaded_ = false;
   FsInfo* parent_ = nullptr;                  // rehearsal copies: the FsInfo copied

@@ -51,6 +51,7 @@ Result<cache::TreeBlockRef> FsInfo::read_mirrors(u64 bytenr, const ctree::Parent
       continue;
     }
     ++blocks_read_;
+    bad_copies_read_ += problems.size();
     if (!problems.empty())
       for (auto& p : problems) reporter_->warning("tree block " + std::to_string(bytenr) + ": bad copy " + p + "; used mirror " + std::to_string(m + 1));
     cache_.insert(blk);
