@@ -9,8 +9,10 @@
 
 #include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
+#include "lib/format/balance_item.h"
 #include "lib/format/items.h"
 #include "lib/format/names.h"
+#include "lib/fs/leftover_work.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/transaction.h"
 #include "lib/volumes/raid_profiles.h"
@@ -21,22 +23,22 @@ using namespace fsctl::format;
 namespace {
 
 Status refuse_unfinished_work(fs::FsInfo& fs) {
-  // A kernel balance that was paused or interrupted keeps its state in a
-  // BALANCE_ITEM (BALANCE_OBJECTID, TEMPORARY_ITEM, 0) of the root tree and
-  // resumes at mount (kernel volumes.c btrfs_recover_balance).
-  FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, fs.tree_root(), Key{BALANCE_OBJECTID, KeyType::TEMPORARY_ITEM, 0}));
-  if (item)
-    return make_error(Errc::unsupported, "a kernel balance is paused or was interrupted (BALANCE_ITEM in the root tree): "
-                                         "mount the filesystem and let it finish (btrfs balance resume) or cancel it "
-                                         "(mount -o skip_balance, btrfs balance cancel), then run fsctl balance");
-  for (const auto& e : fs.root_entries()) {
-    if (e.key.objectid == TREE_RELOC_OBJECTID)
-      return make_error(Errc::unsupported, "relocation trees of an interrupted kernel balance remain (ROOT_ITEM " + key_to_string(e.key) +
-                                               "): mount the filesystem once so the kernel merges or drops them, then run fsctl balance");
-    if (is_fstree(e.key.objectid) && e.item.refs == 0)
-      return make_error(Errc::unsupported, "subvolume " + std::to_string(e.key.objectid) +
-                                               " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for `btrfs subvolume sync`, then run fsctl balance");
-  }
+  // Relocating beside the kernel's own unfinished relocation (or beside a
+  // subvolume the cleaner is dropping) would change blocks its resumed work
+  // expects to find where it left them.
+  FSCTL_TRY_ASSIGN(auto work, fs::find_leftover_work(fs));
+  if (work.balance_flags)
+    return make_error(Errc::unsupported, "a kernel balance of " + balance_types_to_string(*work.balance_flags) +
+                                             " block groups is paused or was interrupted (BALANCE_ITEM in the root tree): "
+                                             "mount the filesystem and let it finish (btrfs balance resume) or cancel it "
+                                             "(mount -o skip_balance, btrfs balance cancel), then run fsctl balance");
+  if (!work.relocation_trees.empty())
+    return make_error(Errc::unsupported, fs::describe_leftover_work({std::nullopt, work.relocation_trees, {}}).front() +
+                                             "; mount the filesystem once so the kernel does, then run fsctl balance");
+  if (!work.dropping.empty())
+    return make_error(Errc::unsupported, "subvolume " + std::to_string(work.dropping.front().root_id) +
+                                             " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for "
+                                             "`btrfs subvolume sync`, then run fsctl balance");
   for (const auto& bg : fs.block_groups())
     if ((bg.flags & BLOCK_GROUP_DATA) && (bg.flags & BLOCK_GROUP_METADATA))
       return make_error(Errc::unsupported, "block group " + std::to_string(bg.start) +
