@@ -49,6 +49,14 @@ bool looks_like_filter(const std::string& arg) {
   return ::stat(arg.c_str(), &st) != 0;
 }
 
+// The selected groups left in place for lack of space, for the JSON report.
+json not_relocated_json(const relocation::BalanceReport& b) {
+  json out = json::array();
+  for (const auto& n : b.not_relocated)
+    out.push_back({{"start", n.start}, {"flags", format::block_group_flags_to_string(n.flags)}, {"reason", n.reason}});
+  return out;
+}
+
 int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   if (a.data) {
     std::cerr << "ERROR: -d (data block groups): fsctl relocates metadata only (-m, and -s for system block groups); "
@@ -153,10 +161,18 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     out["seconds"] = b.seconds;
     out["interrupted"] = b.interrupted;
     if (b.interrupted) out["state_note"] = b.state_note;
+    out["whole_run_simulated"] = b.whole_run_simulated;
+    out["not_relocated"] = not_relocated_json(b);
     std::cout << out.dump(2) << '\n';
   } else if (b.interrupted) {
     std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name(),
                 static_cast<unsigned long long>(b.commits), b.state_note.c_str());
+  } else if (b.dry_run && b.whole_run_simulated) {
+    std::printf("dry run (the whole balance, run on an in-memory copy): would relocate %llu of %llu selected block groups "
+                "(%llu tree blocks copied) in %llu commits, %s used; nothing written\n",
+                static_cast<unsigned long long>(b.block_groups_relocated), static_cast<unsigned long long>(b.block_groups_selected),
+                static_cast<unsigned long long>(b.relocation.tree_blocks_copied), static_cast<unsigned long long>(b.commits),
+                bytes_phrase(b.used_bytes, units).c_str());
   } else if (b.dry_run) {
     std::printf("dry run: %llu of %llu metadata and system block groups selected; the first batch would relocate %llu tree blocks, reserving %s; nothing written\n",
                 static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system),
@@ -170,6 +186,9 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
                 static_cast<unsigned long long>(b.relocation.qgroup_dirty_extents), static_cast<unsigned long long>(b.commits),
                 bytes_phrase(b.used_bytes, units).c_str(), format_bytes(b.reserved_bytes, units).c_str(), b.seconds);
   }
+  for (const auto& n : b.not_relocated)
+    rep.warning("block group " + std::to_string(n.start) + " (" + format::block_group_flags_to_string(n.flags) + ")" +
+                (b.dry_run ? " would not be relocated: " : " was not relocated: ") + n.reason);
   // Verified after the last commit, also of an interrupted run (never a dry run).
   if (g.format == Format::text && qv)
     std::printf("qgroups: %s\n", qv->ok() ? "verified, every number unchanged and right"

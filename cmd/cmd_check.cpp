@@ -4,6 +4,7 @@
 
 #include "check/fs_check.h"
 #include "cmd/commands.h"
+#include "cmd/leftover_report.h"
 
 namespace fsctl::cmd {
 using json = nlohmann::ordered_json;
@@ -13,6 +14,7 @@ int run_check(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, true);
   if (!fs) return report_error(fs.error());
+  const auto leftover = report_leftover_work(**fs, rep);
   auto r = check::check_filesystem(**fs);
   if (!r) return report_error(r.error());
   if (g.format == Format::json) {
@@ -21,6 +23,7 @@ int run_check(const GlobalOptions& g, const std::vector<std::string>& devs) {
     out["free_space_items"] = r->free_space_items;
     out["block_groups"] = r->block_groups;
     out["bg_tree_state"] = (*fs)->bg_tree_state().describe();
+    out["leftover_work"] = leftover_work_json(leftover);
     json probs = json::array();
     for (auto& p : r->problems) probs.push_back({{"severity", p.error ? "error" : "warning"}, {"message", p.message}});
     out["problems"] = probs;

@@ -8,6 +8,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/interrupt.h"
+#include "cmd/leftover_report.h"
 #include "convert/bg_tree.h"
 
 namespace fsctl::cmd {
@@ -22,6 +23,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   // read-only open cannot start; it never commits, so nothing is written.
   auto fs = open_read_write(devs, g, rep);
   if (!fs) return report_error(fs.error());
+  const auto leftover = report_leftover_work(**fs, rep);
   convert::ConvertOptions o;
   o.direction = to_bgt ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;
   o.dry_run = dry_run;
@@ -67,6 +69,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["seconds"] = c.seconds;
     out["interrupted"] = c.interrupted;
     if (c.interrupted) out["state_note"] = c.state_note;
+    out["leftover_work"] = leftover_work_json(leftover);
     std::cout << out.dump(2) << '\n';
     return c.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }

@@ -504,6 +504,7 @@ int run_block_groups(const GlobalOptions& g, const std::vector<std::string>& dev
 void register_inspect(CLI::App& app, const GlobalOptions& g, Action& action) {
   auto* inspect = app.add_subcommand("inspect", "Read-only dumps of an unmounted filesystem");
   inspect->require_subcommand(1);
+  register_inspect_usage(*inspect, g, action);
 
   auto* ds = inspect->add_subcommand("dump-super", "Print the superblock of each device");
   auto ds_devs = std::make_shared<std::vector<std::string>>();

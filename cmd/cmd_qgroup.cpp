@@ -11,6 +11,7 @@
 #include "check/qgroup_verify.h"
 #include "cmd/commands.h"
 #include "cmd/interrupt.h"
+#include "cmd/leftover_report.h"
 #include "lib/format/feature_flags.h"
 #include "lib/fs/subvolumes.h"
 #include "lib/qgroup/repair.h"
@@ -227,6 +228,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   StderrReporter rep(g);
   auto fs = repair ? open_read_write(devs, g, rep) : open_read_only(devs, g, rep, false);
   if (!fs) return report_error(fs.error());
+  const auto leftover = report_leftover_work(**fs, rep, false);
   auto r = check::verify_qgroups(**fs);
   if (!r) return report_error(r.error());
   if (!*r) {
@@ -283,6 +285,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
                        {"interrupted", repaired->interrupted}};
     out["interrupted"] = repaired && repaired->interrupted;
     if (repaired && repaired->interrupted) out["state_note"] = "nothing was written";
+    out["leftover_work"] = leftover_work_json(leftover);
     out["stats"] = {{"subvolumes", rep_.computed.subvols.size()}, {"tree_blocks", rep_.computed.tree_blocks},
                     {"data_extents", rep_.computed.data_extents}, {"root_sets", rep_.computed.rootsets},
                     {"quota_tree_leaves", rep_.quota.quota_tree_leaves}, {"seconds", rep_.computed.seconds}};

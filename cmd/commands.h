@@ -14,6 +14,8 @@ using Action = std::function<int()>;
 
 /// Adds `inspect` and its subcommands; sets `action` when one is chosen.
 void register_inspect(CLI::App& app, const GlobalOptions& g, Action& action);
+/// Adds `inspect usage` to the `inspect` group (cmd_inspect_usage.cpp).
+void register_inspect_usage(CLI::App& inspect, const GlobalOptions& g, Action& action);
 /// Adds `check`.
 void register_check(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `convert --bg-tree | --no-bg-tree`.

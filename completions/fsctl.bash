@@ -73,10 +73,10 @@ _fsctl() {
       subs=$commands; devices=0 ;;
     inspect)
       case $sub in
-        "") subs="dump-super dump-tree tree-stats block-groups"; devices=0 ;;
+        "") subs="dump-super dump-tree tree-stats block-groups usage"; devices=0 ;;
         dump-super) opts="-a --all-mirrors" ;;
         dump-tree) opts="-t --tree -b --block" ;;
-        tree-stats | block-groups) ;;
+        tree-stats | block-groups | usage) ;;
       esac ;;
     qgroup)
       case $sub in

@@ -8,6 +8,7 @@
 // node_layout.h, super.h) are read and written only by lib/format.
 //
 //   backup_root.h       superblock super_roots[] slots   BackupRootRecord
+//   balance_item.h      BALANCE_ITEM (flags)    BalanceItemRecord
 //   block_group_item.h  BLOCK_GROUP_ITEM        BlockGroupRecord
 //   chunk_item.h        CHUNK_ITEM, sys_chunk_array (decode, entries, store)   Chunk
 //   dev_item.h          DEV_ITEM (and the superblock's copy)   DevItemRecord
@@ -27,6 +28,7 @@
 //   super.h             superblock byte view, validation
 #pragma once
 #include "lib/format/backup_root.h"
+#include "lib/format/balance_item.h"
 #include "lib/format/block_group_item.h"
 #include "lib/format/chunk_item.h"
 #include "lib/format/dev_extent.h"

@@ -142,6 +142,13 @@ class FsInfo final : public ctree::BlockSource {
   [[nodiscard]] bool writable() const { return writable_; }
   /// True for a rehearsal copy (rehearsal_copy): its commits reach memory only.
   [[nodiscard]] bool is_rehearsal_copy() const { return parent_ != nullptr; }
+  /// The cache budget (bytes) that sizes a job's batches and a transaction's
+  /// bounded writeback: this FsInfo's, or for a rehearsal copy (whose own
+  /// cache is small) the real FsInfo's, so that a run on the copy takes
+  /// exactly the real run's steps.
+  [[nodiscard]] u64 planning_cache_budget() const {
+    return parent_ ? parent_->planning_cache_budget() : cache_.budget();
+  }
 
   /// The observer of OpenOptions (an ignoring one when none was given).
   [[nodiscard]] CommitObserver& observer() { return *observer_; }

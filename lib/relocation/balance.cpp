@@ -9,8 +9,11 @@
 
 #include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
+#include "lib/format/balance_item.h"
 #include "lib/format/items.h"
 #include "lib/format/names.h"
+#include "lib/fs/leftover_work.h"
+#include "lib/io/overlay_device.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/transaction.h"
 #include "lib/volumes/raid_profiles.h"
@@ -21,22 +24,22 @@ using namespace fsctl::format;
 namespace {
 
 Status refuse_unfinished_work(fs::FsInfo& fs) {
-  // A kernel balance that was paused or interrupted keeps its state in a
-  // BALANCE_ITEM (BALANCE_OBJECTID, TEMPORARY_ITEM, 0) of the root tree and
-  // resumes at mount (kernel volumes.c btrfs_recover_balance).
-  FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, fs.tree_root(), Key{BALANCE_OBJECTID, KeyType::TEMPORARY_ITEM, 0}));
-  if (item)
-    return make_error(Errc::unsupported, "a kernel balance is paused or was interrupted (BALANCE_ITEM in the root tree): "
-                                         "mount the filesystem and let it finish (btrfs balance resume) or cancel it "
-                                         "(mount -o skip_balance, btrfs balance cancel), then run fsctl balance");
-  for (const auto& e : fs.root_entries()) {
-    if (e.key.objectid == TREE_RELOC_OBJECTID)
-      return make_error(Errc::unsupported, "relocation trees of an interrupted kernel balance remain (ROOT_ITEM " + key_to_string(e.key) +
-                                               "): mount the filesystem once so the kernel merges or drops them, then run fsctl balance");
-    if (is_fstree(e.key.objectid) && e.item.refs == 0)
-      return make_error(Errc::unsupported, "subvolume " + std::to_string(e.key.objectid) +
-                                               " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for `btrfs subvolume sync`, then run fsctl balance");
-  }
+  // Relocating beside the kernel's own unfinished relocation (or beside a
+  // subvolume the cleaner is dropping) would change blocks its resumed work
+  // expects to find where it left them.
+  FSCTL_TRY_ASSIGN(auto work, fs::find_leftover_work(fs));
+  if (work.balance_flags)
+    return make_error(Errc::unsupported, "a kernel balance of " + balance_types_to_string(*work.balance_flags) +
+                                             " block groups is paused or was interrupted (BALANCE_ITEM in the root tree): "
+                                             "mount the filesystem and let it finish (btrfs balance resume) or cancel it "
+                                             "(mount -o skip_balance, btrfs balance cancel), then run fsctl balance");
+  if (!work.relocation_trees.empty())
+    return make_error(Errc::unsupported, fs::describe_leftover_work({std::nullopt, work.relocation_trees, {}}).front() +
+                                             "; mount the filesystem once so the kernel does, then run fsctl balance");
+  if (!work.dropping.empty())
+    return make_error(Errc::unsupported, "subvolume " + std::to_string(work.dropping.front().root_id) +
+                                             " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for "
+                                             "`btrfs subvolume sync`, then run fsctl balance");
   for (const auto& bg : fs.block_groups())
     if ((bg.flags & BLOCK_GROUP_DATA) && (bg.flags & BLOCK_GROUP_METADATA))
       return make_error(Errc::unsupported, "block group " + std::to_string(bg.start) +
@@ -54,9 +57,9 @@ Status refuse_unfinished_work(fs::FsInfo& fs) {
 /// planned and reserved.
 class BalanceJob final : public transaction::BatchJob {
  public:
-  BalanceJob(fs::FsInfo& fs, BalanceReport& rep, const std::vector<std::size_t>& ends,
+  BalanceJob(fs::FsInfo& fs, BalanceReport& rep, std::vector<std::size_t> ends,
              const std::function<void(transaction::Transaction&)>& steer, const BalanceOptions& opts)
-      : fs_(fs), rep_(rep), ends_(ends), steer_(steer), opts_(opts) {
+      : fs_(fs), rep_(rep), ends_(std::move(ends)), steer_(steer), opts_(opts) {
     start_batch();
   }
 
@@ -107,6 +110,27 @@ class BalanceJob final : public transaction::BatchJob {
     return {};
   }
 
+  // A relocation that does not fit: a batch of several groups is split into
+  // one group per step; a lone group is left where it is.
+  bool skip_step(const Error& e) override {
+    if (!relocating_) return false;
+    std::size_t begin = batch_ ? ends_[batch_ - 1] : 0;
+    if (ends_[batch_] - begin > 1) {
+      std::vector<std::size_t> singles;
+      for (std::size_t i = begin + 1; i <= ends_[batch_]; ++i) singles.push_back(i);
+      ends_.erase(ends_.begin() + static_cast<std::ptrdiff_t>(batch_));
+      ends_.insert(ends_.begin() + static_cast<std::ptrdiff_t>(batch_), singles.begin(), singles.end());
+    } else {
+      u64 start = *targets_.begin();
+      const auto* bg = fs_.block_group_of(start);
+      rep_.not_relocated.push_back({start, bg ? bg->flags : 0, e.message});
+      ++batch_;
+    }
+    plan_.reset();
+    start_batch();
+    return true;
+  }
+
   std::string progress_note() const override {
     return std::to_string(rep_.block_groups_removed) + " of " + std::to_string(rep_.selected.size()) +
            " selected block groups relocated and removed; the filesystem is consistent and mounts; run the same "
@@ -148,7 +172,7 @@ class BalanceJob final : public transaction::BatchJob {
 
   fs::FsInfo& fs_;
   BalanceReport& rep_;
-  const std::vector<std::size_t>& ends_;
+  std::vector<std::size_t> ends_;
   const std::function<void(transaction::Transaction&)>& steer_;
   const BalanceOptions& opts_;
   std::size_t batch_ = 0;
@@ -249,7 +273,7 @@ Status select_block_groups(fs::FsInfo& fs, const BalanceOptions& opts, BalanceRe
 // budget — and at least one. Returns each batch's end in `selected`.
 std::vector<std::size_t> batch_ends(fs::FsInfo& fs, const BalanceOptions& opts, const std::vector<u64>& selected) {
   std::vector<std::size_t> ends;
-  u64 budget = std::max<u64>(fs.cache().budget(), 1);
+  u64 budget = std::max<u64>(fs.planning_cache_budget(), 1);
   std::size_t i = 0;
   while (i < selected.size()) {
     std::size_t j = i;
@@ -266,6 +290,25 @@ std::vector<std::size_t> batch_ends(fs::FsInfo& fs, const BalanceOptions& opts, 
   return ends;
 }
 
+
+// The dry run as the real run on an in-memory copy of the filesystem
+// (FsInfo::rehearsal_copy; the engine is deterministic, so the copy's run is
+// the real one): nullopt when the copy's writes outgrow `memory` bytes.
+Result<std::optional<BalanceReport>> simulate_whole_run(fs::FsInfo& fs, const BalanceOptions& opts, u64 memory) {
+  auto budget = std::make_shared<io::OverlayBudget>();
+  budget->limit = memory;
+  FSCTL_TRY_ASSIGN(auto copy, fs.rehearsal_copy(budget, std::min<u64>(fs.cache().budget(), 16ULL << 20)));
+  BalanceOptions real = opts;
+  real.dry_run = false;
+  real.progress = nullptr;
+  auto r = balance_metadata(*copy, real);
+  if (budget->exceeded) return std::optional<BalanceReport>{};
+  if (!r) return make_error(r.error().code, r.error().message + " (in a dry run of the whole balance on an in-memory copy; nothing was written)");
+  r->dry_run = true;
+  r->whole_run_simulated = true;
+  return std::optional<BalanceReport>{std::move(*r)};
+}
+
 }  // namespace
 
 Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts) {
@@ -274,10 +317,16 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   rep.dry_run = opts.dry_run;
   FSCTL_TRY(refuse_unfinished_work(fs));
   FSCTL_TRY(check_convert_profiles(fs, opts));
+  if (opts.dry_run && !fs.is_rehearsal_copy()) {
+    FSCTL_TRY_ASSIGN(auto whole, simulate_whole_run(fs, opts, 40ULL << 20));
+    if (whole) {
+      whole->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return std::move(*whole);
+    }
+  }
   std::function<void(transaction::Transaction&)> steer = profile_steering(fs, opts);
   FSCTL_TRY(select_block_groups(fs, opts, rep));
-  std::vector<std::size_t> ends = batch_ends(fs, opts, rep.selected);
-  BalanceJob job(fs, rep, ends, steer, opts);
+  BalanceJob job(fs, rep, batch_ends(fs, opts, rep.selected), steer, opts);
   transaction::JobFactory make;  // no rehearsal: see below
   transaction::RunnerOptions ro;
   ro.dry_run = opts.dry_run;
@@ -293,6 +342,9 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
     rep.interrupted = true;
     rep.state_note = job.progress_note();
   }
+  if (!rep.not_relocated.empty() && rep.block_groups_relocated == 0 && !opts.dry_run)
+    return make_error(Errc::nospc, "not enough metadata space to relocate any of the " + std::to_string(rep.selected.size()) +
+                                       " selected block groups (" + rep.not_relocated.front().reason + "); nothing was written");
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }

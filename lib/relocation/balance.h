@@ -32,6 +32,14 @@ struct BalanceOptions {
   const StopRequest* stop = nullptr;
 };
 
+/// A selected block group the run could not relocate: its relocation's
+/// reservation did not fit even alone (Errc::nospc before any change).
+struct NotRelocated {
+  u64 start = 0;
+  u64 flags = 0;       // BLOCK_GROUP_* type and profile
+  std::string reason;  // the reservation's message
+};
+
 struct BalanceReport {
   u64 block_groups_metadata = 0;   // metadata block groups before
   u64 block_groups_system = 0;     // system block groups before
@@ -39,6 +47,14 @@ struct BalanceReport {
   u64 block_groups_relocated = 0;  // emptied by relocation
   u64 block_groups_removed = 0;    // removed (chunk and dev extents freed)
   std::vector<u64> selected;       // their logical starts, in processing order
+  /// Selected groups left where they are for lack of space, in processing
+  /// order; the others were relocated (as the kernel's balance goes on past
+  /// a chunk it cannot relocate).
+  std::vector<NotRelocated> not_relocated;
+  /// A dry run that ran the whole balance on an in-memory copy (so it says
+  /// exactly what the real run does); false: only the first batch was
+  /// planned (the copy would need more memory than allowed).
+  bool whole_run_simulated = false;
   RelocationStats relocation;
   u64 commits = 0;
   u64 tree_blocks_written = 0;
@@ -58,8 +74,12 @@ struct BalanceReport {
 /// leftover relocation trees, a subvolume being deleted, mixed data+metadata
 /// block groups, an unsupported convert target; and those of
 /// Transaction::start (log tree, conversion in progress, ...); Errc::nospc
-/// when the first batch's reservation cannot be met. An error after the
-/// first commit leaves the last committed batch on disk (resumable).
+/// when no selected group could be relocated (nothing written). A group
+/// whose relocation does not fit is tried alone, then left in place and
+/// listed in not_relocated while the run goes on. A dry run runs the whole
+/// balance on an in-memory copy of the filesystem when that fits in
+/// memory, so its report is the real run's. An error after the first commit
+/// leaves the last committed batch on disk (resumable).
 [[nodiscard]] Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opts);
 
 }  // namespace fsctl::relocation

@@ -162,7 +162,10 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     // Halving only before the step's first change: a step whose bound does
     // not fit gets fewer units (nothing written yet).
     auto reserved = reserve_step(**t, *job, rh ? &*rh : nullptr, k, st.batch, units, job->may_halve());
-    if (!reserved) return make_error(after_commits(reserved.error(), *job, st));
+    if (!reserved) {
+      if (!rh && reserved.error().code == Errc::nospc && job->skip_step(reserved.error())) continue;
+      return make_error(after_commits(reserved.error(), *job, st));
+    }
     if (auto a = job->apply(**t, units); !a) return stopped(a.error());
     if (auto c = (*t)->commit(job->super_changes(units)); !c) return stopped(c.error());
     st.commits++;

@@ -61,6 +61,17 @@ class BatchJob {
     (void)t;
     return Preflight{batch, 0};
   }
+  /// A step of a run reserved from bounds whose reservation does not fit
+  /// even at its smallest (`e` is Errc::nospc; nothing of it changed):
+  /// whether the job gives the step up, or part of it, and goes on — it
+  /// records what it gave up and moves to its next step; the runner aborts
+  /// the step's transaction and starts the next. Default: no, the run stops
+  /// with the error (kernel balance too goes on past a chunk it cannot
+  /// relocate: __btrfs_balance counts enospc_errors).
+  [[nodiscard]] virtual bool skip_step(const Error& e) {
+    (void)e;
+    return false;
+  }
   /// Sets up a fresh transaction of the next step before any change
   /// (exclusions, chunk profile).
   virtual void prepare(Transaction& t) { (void)t; }

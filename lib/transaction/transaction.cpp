@@ -113,7 +113,7 @@ void Transaction::note_dirty_bytes() {
 }
 
 Status Transaction::write_back_early() {
-  u64 limit = writeback_threshold_ ? *writeback_threshold_ : fs_.cache().budget() / 2;
+  u64 limit = writeback_threshold_ ? *writeback_threshold_ : fs_.planning_cache_budget() / 2;
   if (!limit || !fs_.writable() || dirty_.size() * nodesize() <= limit) return {};
   // Only blocks nobody else holds (a caller's path, relocation's copies):
   // a held block may be changed through that reference at any time.

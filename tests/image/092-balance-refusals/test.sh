@@ -46,12 +46,12 @@ refuse() {
 # 248, 0), a btrfs_balance_item of 448 bytes with the METADATA flag.
 cp --sparse=always "$BASE" "$T/paused.img"
 "$PUT" "$T/paused.img" 1 -4 248 0 "04$(printf '0%.0s' $(seq 1 894))"
-refuse paused-balance "$T/paused.img" 4 "kernel balance is paused" -m "$T/paused.img"
+refuse paused-balance "$T/paused.img" 4 "kernel balance of metadata block groups is paused" -m "$T/paused.img"
 
 # Relocation trees of an interrupted kernel balance: ROOT_ITEM (-8, 132, 5).
 cp --sparse=always "$BASE" "$T/reloc.img"
 "$PUT" "$T/reloc.img" copy 1 5 132 0 -8 132 5
-refuse reloc-tree "$T/reloc.img" 4 "relocation trees" -m "$T/reloc.img"
+refuse reloc-tree "$T/reloc.img" 4 "the relocation tree of subvolume 5 remains" -m "$T/reloc.img"
 
 if [ "$HAVE_SUBVOL" = 1 ]; then
   # A subvolume being deleted: the snapshot's ROOT_ITEM with refs 0 (offset
