@@ -22,7 +22,8 @@
 //   FSCTL_PROGRESS_HOLD=DIR  progress display tests: after each progress
 //       update the renderer has handled (cmd/progress.h), the process writes
 //       "update\n" to the FIFO DIR/update and waits for a byte on the FIFO
-//       DIR/go, so a test reads the screen at each update, without sleeping.
+//       DIR/go, so a test reads the screen at each update, without sleeping;
+//       every update is then drawn (no redraw throttle on a terminal).
 #pragma once
 #include <functional>
 #include <memory>

@@ -6,7 +6,9 @@
 # to the FIFO update and waits for a byte on the FIFO go), the test captures
 # the pane (tmux capture-pane -p) and lets it go on; the command's wrapper
 # announces its end on the same FIFO and waits for a last go, so the final
-# screen is captured too. No sleep anywhere: every wait is on a FIFO.
+# screen is captured too. No sleep anywhere: every wait is on a FIFO. (Under
+# the hold every update is drawn; the ten-a-second throttle is unit-tested,
+# tests/unit/cmd/progress_test.cpp.)
 # Checks: the percentage of the progress line never decreases and takes
 # several values, an ETA and a rate appear, the screen never holds more than
 # one progress line (redrawn in place with a carriage return), the final line

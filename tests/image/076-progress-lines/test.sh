@@ -90,8 +90,14 @@ FSCTL_SIGNAL_AFTER_COMMITS=5 "$FSCTL" convert --bg-tree --batch 1 "$T/r.img" > /
 first=$(grep -m1 "^convert: " "$T/err")
 [[ "$first" =~ ^convert:\ [0-9]+%\ ([0-9]+)/$nbg\ block\ groups ]] || fail "resumed: first line $first"
 [ "${BASH_REMATCH[1]}" -ge 4 ] || fail "resumed: the first line counts ${BASH_REMATCH[1]} done, expect those moved before"
-"$FSCTL" --format json convert --bg-tree "$T/r.img" > "$T/r.json"
 echo "resumed: $first"
+# Nothing left to do: every block group done.
+"$FSCTL" --format json convert --bg-tree "$T/r.img" > "$T/r.json" || fail "convert of a converted image"
+python3 - "$T/r.json" "$nbg" <<'PY' || fail "already done: json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["already_done"] and d["block_groups_done"] == d["block_groups_total"] == int(sys.argv[2]), d
+PY
 
 # Balance: per tree block, bytes, JSON totals.
 mksnapimg "$T/q.img" 300 30
