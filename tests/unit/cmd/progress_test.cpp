@@ -103,7 +103,7 @@ TEST_CASE("progress: the line") {
   c.label = "convert";
   c.counts = bgs(40, 106);
   c.percent = 37;
-  c.rate = 12.5;
+  c.rate = 12.4;
   c.eta = 5.1;
   CHECK(format_progress_line(c, UNITS_HUMAN) == "convert: 37% 40/106 block groups, 12/s, ETA 6s");
 
