@@ -42,7 +42,7 @@ struct QgroupVerifyReport {
 
 /// Reads the quota tree, computes every qgroup and compares. std::nullopt
 /// when quota is not enabled (no quota tree). Errors: as read_quota and
-/// compute_qgroups.
-[[nodiscard]] Result<std::optional<QgroupVerifyReport>> verify_qgroups(fs::FsInfo& fs);
+/// compute_qgroups. `progress`: told the tree blocks walked (compute_qgroups).
+[[nodiscard]] Result<std::optional<QgroupVerifyReport>> verify_qgroups(fs::FsInfo& fs, ProgressObserver* progress = nullptr);
 
 }  // namespace fsctl::check

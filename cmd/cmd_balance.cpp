@@ -31,6 +31,7 @@ struct BalanceArgs {
   std::vector<std::string> devs;
   bool metadata = false, system = false, force = false, dry_run = false;
   bool data = false;  // -d was given: refused (fsctl relocates metadata only)
+  bool progress = false;  // -p: progress lines also when stderr is not a terminal
   std::string mfilters, sfilters;
   u64 batch = 0;
   std::string verify = "auto";
@@ -105,17 +106,12 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   o.batch = a.batch;
   o.force = a.force;
   o.dry_run = a.dry_run;
-  bool tty = !g.quiet && g.format == Format::text && ::isatty(2);
-  if (tty)
-    o.progress = [](u64 done, u64 total, u64 copied) {
-      std::fprintf(stderr, "\rrelocated %llu/%llu block groups, %llu tree blocks copied", static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(total), static_cast<unsigned long long>(copied));
-      std::fflush(stderr);
-    };
+  auto shown = a.dry_run ? nullptr : stderr_progress(g, "balance", a.progress);
+  o.progress = shown.get();
   InterruptScope signals;
   o.stop = signals.stop();
   auto r = relocation::balance_metadata(**fs, o);
-  if (tty) std::fprintf(stderr, "\n");
+  if (shown) shown->finish();
   if (!r) return report_error(r.error(), a.devs[0]);
   const auto& b = *r;
   if (!a.dry_run && b.commits == 0 && !b.interrupted) refresh_lagging_supers(**fs, rep);
@@ -123,7 +119,9 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   // Qgroups after the last commit: every number must still be right.
   std::optional<check::QgroupVerifyReport> qv;
   if (verify && !a.dry_run) {
-    auto v = check::verify_qgroups(**fs);
+    auto checking = stderr_progress(g, "balance: qgroup verify", a.progress);
+    auto v = check::verify_qgroups(**fs, checking.get());
+    if (checking) checking->finish();
     if (!v) return report_error(v.error(), a.devs[0]);
     qv = std::move(*v);
   }
@@ -140,6 +138,10 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     out["block_groups_selected"] = b.block_groups_selected;
     out["block_groups_relocated"] = b.block_groups_relocated;
     out["block_groups_removed"] = b.block_groups_removed;
+    out["block_groups_done"] = b.block_groups_removed;
+    out["block_groups_total"] = b.block_groups_selected;
+    out["tree_blocks_done"] = b.tree_blocks_done;
+    out["tree_blocks_total"] = b.tree_blocks_total;
     json sel = json::array();
     for (u64 s : b.selected) sel.push_back(s);
     out["selected"] = sel;
@@ -211,7 +213,7 @@ std::vector<std::string> rewrite_balance_args(int argc, char** argv) {
     if (!seen_command) {
       out.push_back(s);
       // The global options that take a value in the next argument.
-      if ((s == "--format" || s == "--cache-size") && i + 1 < argc) {
+      if ((s == "--format" || s == "--cache-size" || s == "--progress-interval") && i + 1 < argc) {
         out.push_back(argv[++i]);
       } else if (s.empty() || s[0] != '-') {
         seen_command = true;
@@ -251,6 +253,7 @@ void register_balance(CLI::App& app, const GlobalOptions& g, Action& action) {
   b->add_flag("--data-requested", a->data)->group("");
   b->add_flag("-f,--force", a->force, "Allow -s on its own, and convert= to a profile with fewer copies");
   b->add_flag("-n,--dry-run", a->dry_run, "Select, plan and reserve; write nothing");
+  b->add_flag("-p", a->progress, "Progress lines on stderr also when it is not a terminal (the global --progress)");
   b->add_option("--batch", a->batch, "Block groups relocated per transaction (default: as many as --cache-size holds by used bytes)")
       ->check(CLI::Range(1, 1 << 20));
   b->add_option("--verify-qgroups", a->verify, "Verify qgroups after the last commit: auto (when quota is on), yes, no")

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // `fsctl convert --bg-tree | --no-bg-tree`: block group tree conversion.
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -16,7 +13,7 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bool to_bgt, bool dry_run, u64 batch) {
+int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bool to_bgt, bool dry_run, u64 batch, bool progress) {
   StderrReporter rep(g);
   // A dry run opens like the real run (exclusive; a mounted filesystem is
   // refused) because its reservation probe needs a transaction, which a
@@ -28,19 +25,12 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   o.direction = to_bgt ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;
   o.dry_run = dry_run;
   o.batch = batch;
-  bool tty = !g.quiet && g.format == Format::text && ::isatty(2);
-  auto t0 = std::chrono::steady_clock::now();
-  if (tty)
-    o.progress = [&](u64 done, u64 total) {
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "\rmoved %llu/%llu block groups (%.0f/s)", static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(total), s > 0 ? static_cast<double>(done) / s : 0.0);
-      std::fflush(stderr);
-    };
+  auto shown = dry_run ? nullptr : stderr_progress(g, "convert", progress);
+  o.progress = shown.get();
   InterruptScope signals;
   o.stop = signals.stop();
   auto r = convert::convert_bg_tree(**fs, o);
-  if (tty) std::fprintf(stderr, "\n");
+  if (shown) shown->finish();
   if (!r) return report_error(r.error(), devs[0]);
   const auto& c = *r;
   if (!dry_run && c.commits == 0 && !c.interrupted) refresh_lagging_supers(**fs, rep);
@@ -58,6 +48,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["block_groups_to_move"] = c.block_groups_to_move;
     out["block_groups_moved"] = c.block_groups_moved;
     out["block_groups_already_moved"] = c.block_groups_already_moved;
+    out["block_groups_done"] = c.block_groups_done;
     out["commits"] = c.commits;
     out["batch"] = c.batch;
     out["tree_blocks_written"] = c.tree_blocks_written;
@@ -128,11 +119,13 @@ void register_convert(CLI::App& app, const GlobalOptions& g, Action& action) {
   auto* o2 = cv->add_flag("--no-bg-tree,--convert-from-block-group-tree", *from, "Move block group items back into the extent tree");
   o1->excludes(o2);
   cv->add_flag("-n,--dry-run", *dry, "Say what would be done; write nothing");
+  auto progress = std::make_shared<bool>(false);
   cv->add_option("--batch", *batch, "Block groups moved per commit (default 1024)")->check(CLI::Range(1, 1 << 20));
+  cv->add_flag("-p", *progress, "Progress lines on stderr also when it is not a terminal (the global --progress)");
   cv->add_option("devices", *devs, "All devices of the filesystem")->required();
-  cv->callback([&g, &action, devs, to, from, dry, batch] {
+  cv->callback([&g, &action, devs, to, from, dry, batch, progress] {
     if (!*to && !*from) throw CLI::ValidationError("convert", "give --bg-tree (--convert-to-block-group-tree) or --no-bg-tree (--convert-from-block-group-tree)");
-    action = [&g, devs, to, dry, batch] { return run_convert(g, *devs, *to, *dry, *batch); };
+    action = [&g, devs, to, dry, batch, progress] { return run_convert(g, *devs, *to, *dry, *batch, *progress); };
   });
 }
 

@@ -224,12 +224,14 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
 
 // ------------------------------------------------------------------ verify
 
-int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, bool repair) {
+int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, bool repair, bool progress) {
   StderrReporter rep(g);
   auto fs = repair ? open_read_write(devs, g, rep) : open_read_only(devs, g, rep, false);
   if (!fs) return report_error(fs.error());
   const auto leftover = report_leftover_work(**fs, rep, false);
-  auto r = check::verify_qgroups(**fs);
+  auto shown = stderr_progress(g, "qgroup verify", progress);
+  auto r = check::verify_qgroups(**fs, shown.get());
+  if (shown) shown->finish();
   if (!r) return report_error(r.error());
   if (!*r) {
     if (g.format == Format::json) {
@@ -368,9 +370,13 @@ void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action) {
   auto* verify = qg->add_subcommand("verify", "Recompute every qgroup from the trees and compare with the quota tree");
   auto v_devs = std::make_shared<std::vector<std::string>>();
   auto v_repair = std::make_shared<bool>(false);
+  auto v_progress = std::make_shared<bool>(false);
   verify->add_flag("--repair", *v_repair, "Write the computed numbers into the quota tree (an offline rescan)");
+  verify->add_flag("-p", *v_progress, "Progress lines on stderr also when it is not a terminal (the global --progress)");
   verify->add_option("devices", *v_devs, "All devices of the filesystem")->required();
-  verify->callback([&g, &action, v_devs, v_repair] { action = [&g, v_devs, v_repair] { return run_verify(g, *v_devs, *v_repair); }; });
+  verify->callback([&g, &action, v_devs, v_repair, v_progress] {
+    action = [&g, v_devs, v_repair, v_progress] { return run_verify(g, *v_devs, *v_repair, *v_progress); };
+  });
 }
 
 }  // namespace fsctl::cmd

@@ -47,6 +47,7 @@ EnvHooks EnvHooks::from_environment(std::string label) {
   const char* log = std::getenv(RESERVATION_LOG_ENV);
   bool timing = std::getenv(TIMING_ENV) != nullptr;
   if (const char* v = std::getenv(HOLD_AFTER_OPEN_ENV); v && *v) h.hold_dir_ = v;
+  if (const char* v = std::getenv(PROGRESS_HOLD_ENV); v && *v) h.progress_hold_dir_ = v;
   u64 signal_after = 0;
   int signal_count = 1;
   if (const char* v = std::getenv(SIGNAL_AFTER_COMMITS_ENV); v && *v) {
@@ -74,6 +75,24 @@ void EnvHooks::hold_after_write_open() const {
   ssize_t n = ::read(go, &c, 1);
   (void)n;
   ::close(go);
+}
+
+std::function<void()> EnvHooks::progress_hold() const {
+  if (progress_hold_dir_.empty()) return {};
+  return [dir = progress_hold_dir_] {
+    // Opening a FIFO blocks until the other end opens it: the writer here
+    // until the test reads the announcement, the reader until it says go.
+    int fd = ::open((dir + "/update").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t n = ::write(fd, "update\n", 7);
+    ::close(fd);
+    int go = ::open((dir + "/go").c_str(), O_RDONLY | O_CLOEXEC);
+    if (go < 0) return;
+    char c = 0;
+    n = ::read(go, &c, 1);
+    (void)n;
+    ::close(go);
+  };
 }
 
 void EnvHooks::apply(fs::OpenOptions& o) const {

@@ -19,7 +19,13 @@
 //   FSCTL_SIGNAL_AFTER_COMMITS=N[xK]  interruption tests: right after the
 //       N-th commit of the process the observer raises SIGINT K times (1 or
 //       2, default 1), as an operator pressing Ctrl-C at that moment would.
+//   FSCTL_PROGRESS_HOLD=DIR  progress display tests: after each progress
+//       update the renderer has handled (cmd/progress.h), the process writes
+//       "update\n" to the FIFO DIR/update and waits for a byte on the FIFO
+//       DIR/go, so a test reads the screen at each update, without sleeping;
+//       every update is then drawn (no redraw throttle on a terminal).
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +40,7 @@ inline constexpr const char* RESERVATION_LOG_ENV = "FSCTL_RESERVATION_LOG";
 inline constexpr const char* TIMING_ENV = "FSCTL_TIMING";
 inline constexpr const char* HOLD_AFTER_OPEN_ENV = "FSCTL_HOLD_AFTER_OPEN";
 inline constexpr const char* SIGNAL_AFTER_COMMITS_ENV = "FSCTL_SIGNAL_AFTER_COMMITS";
+inline constexpr const char* PROGRESS_HOLD_ENV = "FSCTL_PROGRESS_HOLD";
 /// Exit status of a process whose fail point was reached.
 inline constexpr int FAIL_POINT_EXIT = 86;
 
@@ -78,6 +85,10 @@ class EnvHooks {
   /// FSCTL_HOLD_AFTER_OPEN: announce the write open and wait for the go
   /// (no-op without the variable; errors of the files are ignored).
   void hold_after_write_open() const;
+  /// FSCTL_PROGRESS_HOLD: the hook the progress renderer calls after each
+  /// update (announce on DIR/update, wait for DIR/go); empty without the
+  /// variable. Errors of the FIFOs are ignored (the hook then returns).
+  [[nodiscard]] std::function<void()> progress_hold() const;
   /// True once the fail point was reached: the caller exits FAIL_POINT_EXIT.
   [[nodiscard]] bool fail_point_reached() const { return budget_ && budget_->tripped(); }
   /// Write requests performed through fault devices so far (0 without
@@ -87,6 +98,7 @@ class EnvHooks {
  private:
   std::string label_;
   std::string hold_dir_;
+  std::string progress_hold_dir_;
   std::shared_ptr<io::FaultBudget> budget_;
   std::shared_ptr<EnvObserver> observer_;
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// fsctl entry point: global options (--format, -v, -q, --cache-size, units), command
+// fsctl entry point: global options (--format, -v, -q, --progress, --cache-size, units), command
 // dispatch, and the only place that catches exceptions and maps them to exit
 // codes (STYLE.md "Errors"). The environment's test hooks (env_hooks.h) are
 // read here, once; a command stopped by the fail point exits FAIL_POINT_EXIT.
@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", g.verbose, "More detail (repeatable)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors and results");
   app.add_option("--cache-size", cache_size, "Tree block cache budget (e.g. 256M)");
+  app.add_flag("--progress", g.progress,
+               "Progress lines on stderr also when it is not a terminal (systemd, cron); a terminal always gets a redrawn line unless -q");
+  app.add_option("--progress-interval", g.progress_interval, "Seconds between --progress lines (default 1; 0: every update)")
+      ->check(CLI::Range(0.0, 86400.0));
   app.set_version_flag("--version", std::string("fsctl ") + VERSION);
   // Unit options of btrfs-progs for sizes in text tables and summaries (JSON
   // stays in bytes). Only the long forms: -m is balance's. Their order

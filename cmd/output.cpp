@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Exit code table, error printing, JSON header.
+// Exit code table, error printing, JSON header, the progress display's setup.
 #include "cmd/output.h"
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdio>
+
+#include "cmd/env_hooks.h"
 
 namespace fsctl::cmd {
 
@@ -19,6 +24,25 @@ int exit_code_for(Errc code) {
     case Errc::aborted: return EXIT_CORRUPT;
   }
   return EXIT_CORRUPT;
+}
+
+std::unique_ptr<ProgressRenderer> stderr_progress(const GlobalOptions& g, const std::string& label, bool asked) {
+  ProgressConfig c;
+  c.mode = progress_mode(g.quiet, g.progress || asked, ::isatty(2) == 1);
+  c.verbose = g.verbose > 0 && !g.quiet;
+  if (c.mode == ProgressMode::off && !c.verbose) return nullptr;
+  c.interval = g.progress_interval;
+  c.units = g.units_or(UNITS_HUMAN);
+  c.label = label;
+  if (g.hooks) c.after_update = g.hooks->progress_hold();
+  // Under the test hold the test paces the updates: each one is drawn, so
+  // that it sees every frame (the throttle has its unit test).
+  if (c.after_update) c.tty_interval = 0;
+  auto write = [](const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+  };
+  return std::make_unique<ProgressRenderer>(std::move(c), write, steady_seconds());
 }
 
 nlohmann::ordered_json json_header(const std::string& command) {

@@ -3,6 +3,7 @@
 // man/fsctl.8), the stderr reporter, and the JSON header.
 #pragma once
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "lib/base/ints.h"
 #include "lib/base/reporter.h"
 #include "lib/base/result.h"
+#include "cmd/progress.h"
 #include "cmd/units.h"
 
 namespace fsctl::cmd {
@@ -40,6 +42,11 @@ struct GlobalOptions {
   Format format = Format::text;
   int verbose = 0;
   bool quiet = false;
+  /// --progress: plain progress lines on stderr when it is not a terminal
+  /// (a terminal always gets the redrawn line unless -q); every
+  /// progress_interval seconds (--progress-interval; 0: every update).
+  bool progress = false;
+  double progress_interval = 1.0;
   u64 cache_bytes = 256ULL << 20;
   /// The unit options given (--raw, --si, ...; cmd/units.h); nullopt: none,
   /// each text output keeps its default (units_or).
@@ -62,6 +69,13 @@ class StderrReporter final : public Reporter {
  private:
   const GlobalOptions& g_;
 };
+
+/// The progress display of a long command on stderr (cmd/progress.h) as
+/// the global options say (-q, -v, --progress, --progress-interval, the
+/// unit options) and `asked` (the command's own -p), labelled `label`;
+/// null when there is nothing to show (stderr not a terminal, no
+/// --progress, no -v; or -q).
+[[nodiscard]] std::unique_ptr<ProgressRenderer> stderr_progress(const GlobalOptions& g, const std::string& label, bool asked = false);
 
 /// The versioned top-level object every JSON report starts from:
 /// {"__header": {"version": "1", "command": cmd}}.

@@ -15,7 +15,7 @@ _fsctl() {
     cword=$COMP_CWORD
   fi
 
-  local global_opts="--format -v --verbose -q --quiet --cache-size --help -h --version"
+  local global_opts="--format -v --verbose -q --quiet --progress --progress-interval --cache-size --help -h --version"
   local commands="inspect qgroup convert check balance"
 
   # Values of options that take one. bash splits "--format=json" at "=":
@@ -34,7 +34,7 @@ _fsctl() {
     --cache-size)
       COMPREPLY=($(compgen -W "64M 256M 1G 4G" -- "$cur"))
       return ;;
-    --batch)
+    --batch | --progress-interval)
       return ;;
     --verify-qgroups)
       COMPREPLY=($(compgen -W "auto yes no" -- "$cur"))
@@ -54,7 +54,7 @@ _fsctl() {
   for ((i = 1; i < cword; i++)); do
     w=${words[i]}
     case $w in
-      --format | --cache-size | --batch | --verify-qgroups | --sort | -t | --tree | -b | --block)
+      --format | --cache-size | --progress-interval | --batch | --verify-qgroups | --sort | -t | --tree | -b | --block)
         # Its value follows, after an "=" word when written --opt=value.
         if [ "${words[i + 1]:-}" = "=" ]; then ((i += 2)); else ((i++)); fi
         continue ;;
@@ -82,12 +82,12 @@ _fsctl() {
       case $sub in
         "") subs="show verify"; devices=0 ;;
         show) opts="--raw --sort" ;;
-        verify) opts="--repair" ;;
+        verify) opts="--repair -p" ;;
       esac ;;
-    convert) opts="--bg-tree --no-bg-tree -n --dry-run --batch" ;;
+    convert) opts="--bg-tree --no-bg-tree -n --dry-run --batch -p" ;;
     check) ;;
     balance)
-      opts="-m --metadata -s --system -f --force -n --dry-run --batch --verify-qgroups"
+      opts="-m --metadata -s --system -f --force -n --dry-run -p --batch --verify-qgroups"
       # Filters attached to -m/-s, as in btrfs balance: -musage=50,limit=2.
       if [[ $cur == -m* || $cur == -s* ]] && [[ $cur != --* ]] && [ ${#cur} -gt 2 ]; then
         local flag=${cur:0:2} filters="usage= limit= devid= drange= vrange= stripes= profiles= convert= soft" f out=()

@@ -76,7 +76,9 @@ Status check_state(const fs::FsInfo& fs, bool forward, ConvertReport& rep) {
 /// committed before its final transaction.
 class ConvertJob final : public transaction::BatchJob {
  public:
-  ConvertJob(fs::FsInfo& fs, bool forward, bool reverting) : fs_(fs), forward_(forward), reverting_(reverting) {
+  /// `progress`: told of each block group item moved (null: the rehearsal's job).
+  ConvertJob(fs::FsInfo& fs, bool forward, bool reverting, ProgressObserver* progress = nullptr)
+      : fs_(fs), forward_(forward), reverting_(reverting), progress_(progress) {
     src_tree_ = forward ? EXTENT_TREE_OBJECTID : BLOCK_GROUP_TREE_OBJECTID;
     dst_tree_ = forward ? BLOCK_GROUP_TREE_OBJECTID : EXTENT_TREE_OBJECTID;
     marked_ = fs.bg_tree_state().changing;
@@ -214,6 +216,16 @@ class ConvertJob final : public transaction::BatchJob {
   }
   [[nodiscard]] bool started() const { return marked_; }
 
+  /// Block groups done of the whole filesystem (taking back: moved back of
+  /// those to move back), counting `in_step` moved by the step in progress.
+  ProgressCounts progress_counts() const override { return counts(0); }
+  [[nodiscard]] ProgressCounts counts(u64 in_step) const {
+    ProgressCounts c;
+    c.block_groups_done = (reverting_ ? 0 : already_moved()) + next_ + in_step;
+    c.block_groups_total = reverting_ ? to_move() : total();
+    return c;
+  }
+
  private:
   // Backwards, the last batch also deletes the emptied block group tree.
   bool deletes_bg_tree(u64 units) const {
@@ -268,6 +280,7 @@ class ConvertJob final : public transaction::BatchJob {
       std::vector<u8> item(d.begin(), d.end());
       FSCTL_TRY(ctree::delete_item(t, *src, p));
       FSCTL_TRY(ctree::insert_item(t, *dst, key, item));
+      if (progress_) progress_->on_progress(counts(k + 1 - from));
     }
     if (deletes_bg_tree) FSCTL_TRY(t.delete_tree(BLOCK_GROUP_TREE_OBJECTID));
     return {};
@@ -283,6 +296,7 @@ class ConvertJob final : public transaction::BatchJob {
   bool marked_ = false;
   bool set_no_holes_ = false;
   u64 new_tree_blocks_ = 0;
+  ProgressObserver* progress_ = nullptr;
 };
 
 }  // namespace
@@ -295,6 +309,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   FSCTL_TRY(check_state(fs, forward, rep));
   rep.block_groups_total = fs.block_groups().size();
   if (rep.already_done) {
+    rep.block_groups_done = rep.block_groups_total;
     rep.state_after = rep.state_before;
     return rep;
   }
@@ -302,7 +317,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   rep.resumed = before.changing && !rep.reverting;
   const bool reverting = rep.reverting;
 
-  ConvertJob job(fs, forward, reverting);
+  ConvertJob job(fs, forward, reverting, opts.progress);
   ConvertJob* real = &job;
   transaction::JobFactory make = [&](fs::FsInfo& f) -> Result<std::unique_ptr<transaction::BatchJob>> {
     return std::unique_ptr<transaction::BatchJob>(std::make_unique<ConvertJob>(f, forward, reverting));
@@ -311,13 +326,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   ro.batch = std::max<u64>(opts.batch, 1);
   ro.dry_run = opts.dry_run;
   ro.stop = opts.stop;
-  if (opts.progress)
-    ro.progress = [&](const transaction::BatchJob&) {
-      if (reverting)
-        opts.progress(real->moved(), real->to_move());
-      else
-        opts.progress(real->already_moved() + real->moved(), real->total());
-    };
+  ro.progress = opts.progress;
   auto run = transaction::run_batches(fs, job, make, ro);
   if (!run) return make_error(run.error());
   rep.block_groups_to_move = real->to_move();
@@ -325,6 +334,7 @@ Result<ConvertReport> convert_bg_tree(fs::FsInfo& fs, const ConvertOptions& opts
   rep.estimated_tree_blocks = real->new_tree_blocks();
   rep.batch = run->batch;
   rep.reserved_bytes = run->reserved_bytes;
+  rep.block_groups_done = real->progress_counts().block_groups_done;
   if (opts.dry_run) {
     rep.state_after = rep.state_before;
     return rep;

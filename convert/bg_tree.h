@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "lib/base/progress.h"
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
 
@@ -20,9 +21,13 @@ struct ConvertOptions {
   Direction direction = Direction::to_bg_tree;
   u64 batch = 1024;      // block groups moved per commit
   bool dry_run = false;  // compute and report, write nothing
-  /// Called after each commit with (block groups in the destination tree so
-  /// far, all block groups): a resumed run counts from where it was left.
-  std::function<void(u64, u64)> progress;
+  /// Told the block groups done and their total (ProgressCounts
+  /// block_groups_*): at the start, after each block group item moved and
+  /// after each commit. Whole-filesystem counts (in the destination tree,
+  /// all of them; a resumed run counts from where it was left); taking back
+  /// a half conversion counts the groups moved back of those to move back.
+  /// Null: nobody.
+  ProgressObserver* progress = nullptr;
   /// Raised by signal handlers: stop between batches (level 1) or abandon
   /// the batch in progress (level 2); the report then says `interrupted`.
   const StopRequest* stop = nullptr;
@@ -37,6 +42,10 @@ struct ConvertReport {
   u64 block_groups_to_move = 0;  // items in the source tree at the start (a resumed run: the rest)
   u64 block_groups_already_moved = 0;  // a resumed run: items already in the destination at the start
   u64 block_groups_moved = 0;
+  /// Whole-filesystem progress when the run ended (as ConvertOptions::progress
+  /// counts): block groups in the destination tree (taking back: moved back)
+  /// of block_groups_total (taking back: of those to move back).
+  u64 block_groups_done = 0;
   u64 commits = 0;
   u64 batch = 0;  // block groups per commit used: the asked --batch, halved while its reservation did not fit
   u64 tree_blocks_written = 0;

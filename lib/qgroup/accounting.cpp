@@ -39,7 +39,7 @@ std::set<u64> level0_members(const QuotaState& quota, u64 q) {
 
 }  // namespace
 
-Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 data_ref_budget) {
+Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 data_ref_budget, ProgressObserver* progress) {
   if (quota.simple_mode() || (fs.super().incompat_flags.get() & INCOMPAT_SIMPLE_QUOTA))
     return make_error(Errc::unsupported, "simple quotas (squota) are not supported by fsctl yet");
   auto t0 = std::chrono::steady_clock::now();
@@ -88,6 +88,12 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
     NodeView v = b->view();
     out.tree_blocks++;
     add_bytes(rs, ns);
+    if (progress) {
+      ProgressCounts c;
+      c.tree_blocks_done = out.tree_blocks;
+      c.bytes_done = out.tree_blocks * ns;
+      progress->on_progress(c);
+    }
     if (!v.is_leaf()) return {};
     for (u32 i = 0; i < v.nritems(); ++i) {
       if (v.item_type_at(i) != KeyType::EXTENT_DATA) continue;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/base/progress.h"
 #include "lib/format/qgroup_items.h"
 #include "lib/fs/fs_info.h"
 
@@ -94,7 +95,12 @@ struct Computed {
 /// keeps them). Errors: read errors naming the bytenr; Errc::unsupported for
 /// simple quotas. `data_ref_budget` bounds the memory of the data extent
 /// references; past it they are spilled to a temporary file (lib/qgroup/data_refs.h).
+/// `progress`, when given, is told the tree blocks walked so far and their
+/// bytes as the walk goes (ProgressCounts tree_blocks_done, bytes_done; no
+/// totals: the walk does not know them beforehand).
+inline constexpr u64 DEFAULT_DATA_REF_BUDGET = 64ULL << 20;
 [[nodiscard]] Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota,
-                                               u64 data_ref_budget = 64ULL << 20);
+                                               u64 data_ref_budget = DEFAULT_DATA_REF_BUDGET,
+                                               ProgressObserver* progress = nullptr);
 
 }  // namespace fsctl::qgroup

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <chrono>
+#include <map>
 
 #include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
@@ -60,6 +61,11 @@ class BalanceJob final : public transaction::BatchJob {
   BalanceJob(fs::FsInfo& fs, BalanceReport& rep, std::vector<std::size_t> ends,
              const std::function<void(transaction::Transaction&)>& steer, const BalanceOptions& opts)
       : fs_(fs), rep_(rep), ends_(std::move(ends)), steer_(steer), opts_(opts) {
+    for (u64 s : rep_.selected) {
+      u64 blocks = fs_.block_group_of(s)->used / fs_.nodesize();
+      open_blocks_[s] = blocks;
+      rep_.tree_blocks_total += blocks;
+    }
     start_batch();
   }
 
@@ -78,6 +84,9 @@ class BalanceJob final : public transaction::BatchJob {
       PhaseTimer timer(fs_.phase_sink());
       FSCTL_TRY_ASSIGN(plan_, RelocationPlan::make(t, targets_));
       timer.mark("plan");
+      // The batch's groups as they are now, not at open (earlier batches'
+      // copies may have landed in them).
+      rep_.tree_blocks_total = rep_.tree_blocks_total - batch_estimate() + plan_->target_blocks();
       if (opts_.dry_run) {
         rep_.relocation.relocated_extents += plan_->target_blocks();
         rep_.relocation.tree_blocks_copied += plan_->subvolume_copies();
@@ -92,7 +101,11 @@ class BalanceJob final : public transaction::BatchJob {
   }
 
   Status apply(transaction::Transaction& t, u64) override {
-    if (relocating_) return plan_->apply(t, rep_.relocation);
+    if (relocating_)
+      return plan_->apply(t, rep_.relocation, [this](u64 blocks) {
+        in_step_ += blocks;
+        if (opts_.progress) opts_.progress->on_progress(progress_counts());
+      });
     for (u64 s : targets_) FSCTL_TRY(t.remove_block_group(s));
     return {};
   }
@@ -101,10 +114,11 @@ class BalanceJob final : public transaction::BatchJob {
     if (relocating_) {
       plan_.reset();
       relocating_ = false;
+      rep_.tree_blocks_done += in_step_;
+      in_step_ = 0;
       return check_emptied();
     }
     rep_.block_groups_removed += targets_.size();
-    if (opts_.progress) opts_.progress(ends_[batch_], rep_.selected.size(), rep_.relocation.tree_blocks_copied);
     ++batch_;
     start_batch();
     return {};
@@ -114,6 +128,9 @@ class BalanceJob final : public transaction::BatchJob {
   // one group per step; a lone group is left where it is.
   bool skip_step(const Error& e) override {
     if (!relocating_) return false;
+    // Back to the estimate at open for these groups (reserve_bound counted
+    // the plan's blocks instead).
+    if (plan_) rep_.tree_blocks_total = rep_.tree_blocks_total - plan_->target_blocks() + batch_estimate();
     std::size_t begin = batch_ ? ends_[batch_ - 1] : 0;
     if (ends_[batch_] - begin > 1) {
       std::vector<std::size_t> singles;
@@ -124,11 +141,25 @@ class BalanceJob final : public transaction::BatchJob {
       u64 start = *targets_.begin();
       const auto* bg = fs_.block_group_of(start);
       rep_.not_relocated.push_back({start, bg ? bg->flags : 0, e.message});
+      rep_.tree_blocks_total -= batch_estimate();  // never moved
       ++batch_;
     }
     plan_.reset();
     start_batch();
     return true;
+  }
+
+  /// Tree blocks relocated (the step in progress included) of those in
+  /// the selected groups, and their bytes; groups relocated and removed.
+  ProgressCounts progress_counts() const override {
+    ProgressCounts c;
+    c.tree_blocks_done = rep_.tree_blocks_done + in_step_;
+    c.tree_blocks_total = rep_.tree_blocks_total;
+    c.bytes_done = c.tree_blocks_done * fs_.nodesize();
+    c.bytes_total = c.tree_blocks_total * fs_.nodesize();
+    c.block_groups_done = rep_.block_groups_removed;
+    c.block_groups_total = rep_.selected.size();
+    return c;
   }
 
   std::string progress_note() const override {
@@ -150,12 +181,20 @@ class BalanceJob final : public transaction::BatchJob {
         auto used = committed_block_group_used(fs_, s);
         if (!used || *used) relocating_ = true;  // an error surfaces in the plan
       }
+      if (!relocating_) rep_.tree_blocks_total -= batch_estimate();  // emptied by an earlier run
       if (!opts_.dry_run) {
         if (!relocating_) (void)check_emptied();
         return;
       }
       if (relocating_) return;
     }
+  }
+
+  // The tree blocks of batch_'s groups at open (their used over nodesize).
+  u64 batch_estimate() const {
+    u64 n = 0;
+    for (u64 s : targets_) n += open_blocks_.at(s);
+    return n;
   }
 
   // Every target of the batch is empty now (relocated or found empty).
@@ -179,6 +218,8 @@ class BalanceJob final : public transaction::BatchJob {
   std::set<u64> targets_;
   bool relocating_ = false;
   std::optional<RelocationPlan> plan_;
+  std::map<u64, u64> open_blocks_;  // selected group start -> its tree blocks at open
+  u64 in_step_ = 0;  // tree blocks moved by the relocation in progress (not committed yet)
 };
 
 // convert=PROFILE: the profile must be one the devices can hold (kernel
@@ -332,6 +373,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   ro.dry_run = opts.dry_run;
   ro.rehearse = false;  // a balance reserves from its plan (its bound), as before the runner
   ro.stop = opts.stop;
+  ro.progress = opts.progress;
   FSCTL_TRY_ASSIGN(auto run, transaction::run_batches(fs, job, make, ro));
   rep.commits += run.commits;
   rep.tree_blocks_written += run.tree_blocks_written;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "lib/base/progress.h"
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
 #include "lib/relocation/filters.h"
@@ -25,8 +26,13 @@ struct BalanceOptions {
   u64 batch = 0;            // block groups relocated per transaction; 0: as many as the cache budget holds by used bytes
   bool dry_run = false;     // plan and reserve, write nothing
   bool force = false;       // -f: allow convert= to a profile with fewer copies
-  /// Called after each batch with (block groups done, selected, tree blocks copied so far).
-  std::function<void(u64, u64, u64)> progress;
+  /// Told the tree blocks relocated of those in the selected block groups
+  /// (and their bytes) as each is copied, and the block groups relocated
+  /// and removed of those selected after each commit (ProgressCounts). The
+  /// tree block total is the selected groups' used bytes at open over
+  /// nodesize, corrected when each batch is planned (a group may have
+  /// gained or lost blocks by then). Null: nobody.
+  ProgressObserver* progress = nullptr;
   /// Raised by signal handlers: stop between transactions (level 1) or
   /// abandon the one in progress (level 2); the report then says `interrupted`.
   const StopRequest* stop = nullptr;
@@ -46,6 +52,8 @@ struct BalanceReport {
   u64 block_groups_selected = 0;   // matched by the filters (and limit)
   u64 block_groups_relocated = 0;  // emptied by relocation
   u64 block_groups_removed = 0;    // removed (chunk and dev extents freed)
+  u64 tree_blocks_total = 0;       // tree blocks in the selected groups (as BalanceOptions::progress counts them)
+  u64 tree_blocks_done = 0;        // of those, relocated by a committed transaction
   std::vector<u64> selected;       // their logical starts, in processing order
   /// Selected groups left where they are for lack of space, in processing
   /// order; the others were relocated (as the kernel's balance goes on past

@@ -18,6 +18,7 @@
 // reaching every block is unchanged, so no qgroup number changes and no
 // extent needs qgroup tracing.
 #pragma once
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -72,7 +73,10 @@ class RelocationPlan {
   /// the trees (a full backref to a parent not on any path, a missing
   /// extent item) or a target block no tree reaches; allocation errors
   /// (Errc::nospc); read errors. The transaction must then be abandoned.
-  [[nodiscard]] Status apply(transaction::Transaction& t, RelocationStats& stats);
+  /// `moved`, when set, is told how many more tree blocks of the targets
+  /// have been moved, as they are (its calls add up to target_blocks()).
+  using MovedFn = std::function<void(u64 blocks)>;
+  [[nodiscard]] Status apply(transaction::Transaction& t, RelocationStats& stats, const MovedFn& moved = {});
 
  private:
   /// Whether logical `bytenr` lies in one of the target block groups.
@@ -90,7 +94,7 @@ class RelocationPlan {
   // The steps of apply() (relocate_apply.cpp), in order. `memo`: original
   // bytenr -> copy's bytenr of every subvolume-tree block copied.
   using Memo = std::map<u64, u64>;
-  [[nodiscard]] Status copy_subvolume_blocks(transaction::Transaction& t, Memo& memo);
+  [[nodiscard]] Status copy_subvolume_blocks(transaction::Transaction& t, Memo& memo, const MovedFn& moved);
   [[nodiscard]] Status update_root_items(transaction::Transaction& t, const Memo& memo);
   [[nodiscard]] Status move_extent_items(transaction::Transaction& t, const Memo& memo, RelocationStats& st, std::set<u64>& full_backref);
   [[nodiscard]] Status remap_full_backrefs(transaction::Transaction& t, const Memo& memo, const std::set<u64>& full_backref,

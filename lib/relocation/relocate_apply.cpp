@@ -98,13 +98,13 @@ Status move_extent_item(Transaction& t, ctree::WriteRoot& ext, u64 old, u64 nb_b
 
 }  // namespace
 
-Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
+Status RelocationPlan::apply(Transaction& t, RelocationStats& st, const MovedFn& moved) {
   t.exclude_block_groups(bgs_);
   fs::FsInfo& fs = t.fs();
 
   PhaseTimer timer(fs.phase_sink());
   Memo memo;
-  FSCTL_TRY(copy_subvolume_blocks(t, memo));
+  FSCTL_TRY(copy_subvolume_blocks(t, memo, moved));
   st.tree_blocks_copied += memo.size();
   for (auto& [b, nb] : memo)
     if (!targets_.count(b)) st.ancestors_copied++;
@@ -118,6 +118,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
   timer.mark("5 full backrefs remapped");
   FSCTL_TRY(cow_global_trees(t));
   st.tree_blocks_copied += global_found_.size();  // found by make(), before anything changed
+  if (moved && !global_found_.empty()) moved(global_found_.size());
   timer.mark("6 global trees copied");
   FSCTL_TRY(check_targets_reached(fs, memo));
   st.relocated_extents += targets_.size();
@@ -130,7 +131,7 @@ Status RelocationPlan::apply(Transaction& t, RelocationStats& st) {
 // copied children (all made by the lower levels) remapped. No copy is held
 // afterwards: the transaction may write it back before the commit
 // (bounded writeback), and steps 4-5 need only `memo`.
-Status RelocationPlan::copy_subvolume_blocks(Transaction& t, Memo& memo) {
+Status RelocationPlan::copy_subvolume_blocks(Transaction& t, Memo& memo, const MovedFn& moved) {
   u32 ns = t.nodesize();
   std::map<u8, std::vector<ctree::BlockRequest>> by_level;
   for (auto& [b, level] : copy_) by_level[level].push_back({b, checks_.at(b)});
@@ -148,6 +149,7 @@ Status RelocationPlan::copy_subvolume_blocks(Transaction& t, Memo& memo) {
         }
       }
       memo[b->bytenr] = nb->bytenr;
+      if (moved && targets_.count(b->bytenr)) moved(1);
       return t.release_block_space(b->bytenr);
     }));
   }

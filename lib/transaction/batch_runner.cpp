@@ -83,6 +83,19 @@ Result<u64> reserve_step(Transaction& t, BatchJob& job, const Rehearsal* rh, std
   }
 }
 
+/// Tells `observer` that step `step` of `job` committed in `t`.
+void report_step(ProgressObserver& observer, const BatchJob& job, u64 step, const Transaction& t, u64 units) {
+  StepRecord rec;
+  rec.step = step;
+  rec.transid = t.transid();
+  rec.units = units;
+  rec.tree_blocks_written = t.stats().blocks_written;
+  rec.used_bytes = t.stats().used_bytes;
+  ProgressCounts counts = job.progress_counts();
+  observer.on_step(rec, counts);
+  observer.on_progress(counts);
+}
+
 }  // namespace
 
 Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactory& make, const RunnerOptions& o) {
@@ -147,6 +160,7 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     }
     return make_error(after_commits(e, *job, st));
   };
+  if (o.progress) o.progress->on_progress(job->progress_counts());
   for (std::size_t k = 0; !job->done(); ++k) {
     if (o.stop && o.stop->between_steps()) {
       st.interrupted = true;
@@ -174,7 +188,7 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     st.tree_blocks_written += (*t)->stats().blocks_written;
     st.tree_blocks_written_early += (*t)->stats().blocks_written_early;
     if (auto c = job->committed(units); !c) return make_error(after_commits(c.error(), *job, st));
-    if (o.progress) o.progress(*job);
+    if (o.progress) report_step(*o.progress, *job, st.commits, **t, units);
   }
   return st;
 }

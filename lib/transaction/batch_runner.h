@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/base/progress.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
@@ -88,6 +89,10 @@ class BatchJob {
   /// Where the job stands, for messages after a commit ("35 of 106 block
   /// groups moved; the conversion is resumable").
   [[nodiscard]] virtual std::string progress_note() const = 0;
+  /// Where the job stands in counts (tree blocks, block groups, bytes; see
+  /// ProgressCounts), whole-job totals (a resumed job counts what earlier
+  /// runs did). Default: nothing counted.
+  [[nodiscard]] virtual ProgressCounts progress_counts() const { return {}; }
 };
 
 /// Makes the job anew for a rehearsal copy of the filesystem, in the state
@@ -107,8 +112,10 @@ struct RunnerOptions {
   /// its last commit. Checked between the rehearsal's steps too (nothing is
   /// written then).
   const StopRequest* stop = nullptr;
-  /// Called after each commit of the real run with the job (its progress).
-  std::function<void(const BatchJob&)> progress;
+  /// Told where the real run stands: on_progress when its first step
+  /// starts and after each commit, on_step after each commit (the job's
+  /// progress_counts). The rehearsal reports nothing. Null: nobody.
+  ProgressObserver* progress = nullptr;
 };
 
 /// What a run did.
