@@ -23,7 +23,7 @@ trap 'release_all "$MNT" -- "${LOOPS[@]}"' EXIT
 n=0
 # js NAME RC report|error ARGS...: `fsctl --format json ARGS` exits RC and
 # prints one document of that kind, valid against its schema; kept in
-# $T/NAME.json. An error document also leaves its ERROR: line on stderr.
+# $T/NAME.json. An error document also leaves its message on stderr.
 js() {
   local name=$1 want=$2 kind=$3 rc=0
   shift 3
@@ -31,8 +31,10 @@ js() {
   ! grep -qE 'AddressSanitizer|runtime error:|terminate called' "$T/$name.err" || { cat "$T/$name.err"; fail "$name: crash"; }
   [ "$rc" -eq "$want" ] || { cat "$T/$name.err" "$T/$name.json" | head -40; fail "$name: exit $rc, expect $want: fsctl $*"; }
   $VALIDATE --expect "$kind" "$T/$name.json" || fail "$name: fsctl --format json $* does not match its schema"
+  # The message stays on stderr too (CLI11's own words for a command line
+  # that does not parse, else an ERROR: line).
   if [ "$kind" = error ]; then
-    grep_q '^ERROR: ' < "$T/$name.err" || fail "$name: no ERROR: line on stderr"
+    [ -s "$T/$name.err" ] || fail "$name: no message on stderr"
   fi
   n=$((n + 1))
   echo "ok: $name (exit $rc, $kind)"
@@ -126,7 +128,7 @@ js balance 0 report balance -musage=100,limit=1 "$IMG"
 is "$T/balance.json" 'j["filters"]["metadata"]["limit"]=={"min": None, "max": 1} and j["filters"]["system"]["text"]=="usage=100,limit=1"'
 is "$T/balance.json" 'j["qgroups"]["verified"] and j["qgroups"]["consistent"]'
 js balance-ms 0 report balance -m -susage=100 "$IMG"
-is "$T/balance-ms.json" 'j["filters"]["metadata"]["usage"] is None and j["filters"]["system"]["usage"]=={"min": 0, "max": 100}'
+is "$T/balance-ms.json" 'j["filters"]["metadata"]["usage"] is None and j["filters"]["system"]["usage"]=={"min": None, "max": 100}'
 js balance-s 0 report balance -s -f --dry-run "$IMG"
 is "$T/balance-s.json" 'j["filters"]["metadata"] is None and j["filters"]["system"] is not None'
 js balance-data 2 error balance -d "$IMG"
