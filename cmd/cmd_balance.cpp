@@ -50,6 +50,34 @@ bool looks_like_filter(const std::string& arg) {
   return ::stat(arg.c_str(), &st) != 0;
 }
 
+// One type's filters in the JSON report: the text as given (-m's for system
+// block groups when -s is not given, as btrfs balance does) and each filter
+// parsed; a filter not given is null.
+json filters_json(const std::string& text, const relocation::BalanceFilters& f) {
+  auto range = [](const std::optional<u64>& lo, const std::optional<u64>& hi, const char* a, const char* b) {
+    if (!lo && !hi) return json(nullptr);
+    return json{{a, lo ? json(*lo) : json(nullptr)}, {b, hi ? json(*hi) : json(nullptr)}};
+  };
+  json profiles = nullptr;
+  if (f.has_profiles) {
+    profiles = json::array();
+    for (const char* name : {"single", "dup", "raid0", "raid1", "raid1c3", "raid1c4", "raid10", "raid5", "raid6"}) {
+      u64 bits = *relocation::profile_from_name(name);
+      if (f.profiles & (bits ? bits : relocation::BalanceFilters::PROFILE_SINGLE)) profiles.push_back(name);
+    }
+  }
+  return json{{"text", text},
+              {"usage", range(f.usage_min, f.usage_max, "min", "max")},
+              {"limit", range(f.limit_min, f.limit_max, "min", "max")},
+              {"devid", f.devid ? json(*f.devid) : json(nullptr)},
+              {"drange", range(f.drange_start, f.drange_end, "start", "end")},
+              {"vrange", range(f.vrange_start, f.vrange_end, "start", "end")},
+              {"stripes", range(f.stripes_min, f.stripes_max, "min", "max")},
+              {"profiles", profiles},
+              {"convert", f.convert ? json(format::profile_name(*f.convert)) : json(nullptr)},
+              {"soft", f.soft}};
+}
+
 // The selected groups left in place for lack of space, for the JSON report.
 json not_relocated_json(const relocation::BalanceReport& b) {
   json out = json::array();
@@ -59,44 +87,33 @@ json not_relocated_json(const relocation::BalanceReport& b) {
 }
 
 int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
-  if (a.data) {
-    std::cerr << "ERROR: -d (data block groups): fsctl relocates metadata only (-m, and -s for system block groups); "
-                 "balance data with `btrfs balance start -d` on the mounted filesystem\n";
-    return EXIT_USAGE;
-  }
+  if (a.data)
+    return usage_error(g, "-d (data block groups): fsctl relocates metadata only (-m, and -s for system block groups); "
+                          "balance data with `btrfs balance start -d` on the mounted filesystem");
   for (const auto& d : a.devs)
-    if (looks_like_filter(d)) {
-      std::cerr << "ERROR: '" << d << "' is a balance filter, not a device: filters attach to their option without a space, "
-                << "as in -m" << d << " (or --metadata=" << d << ")\n";
-      return EXIT_USAGE;
-    }
-  if (a.system && !a.metadata && !a.force) {
-    std::cerr << "ERROR: balancing system block groups alone needs -f (as with btrfs balance)\n";
-    return EXIT_USAGE;
-  }
-  if (!a.metadata && !a.system) {
-    std::cerr << "ERROR: give -m (metadata block groups; -s for system ones); fsctl does not relocate data\n";
-    return EXIT_USAGE;
-  }
+    if (looks_like_filter(d))
+      return usage_error(g, "'" + d + "' is a balance filter, not a device: filters attach to their option without a space, as in -m" +
+                                d + " (or --metadata=" + d + ")");
+  if (a.system && !a.metadata && !a.force)
+    return usage_error(g, "balancing system block groups alone needs -f (as with btrfs balance)");
+  if (!a.metadata && !a.system)
+    return usage_error(g, "give -m (metadata block groups; -s for system ones); fsctl does not relocate data");
   relocation::BalanceOptions o;
   // As btrfs balance: -m without -s balances system block groups too, with
   // the metadata filters.
   for (auto [on, text, dst] : {std::tuple{a.metadata, &a.mfilters, &o.metadata}, std::tuple{a.system || a.metadata, a.system ? &a.sfilters : &a.mfilters, &o.system}}) {
     if (!on) continue;
     auto f = relocation::BalanceFilters::parse(*text);
-    if (!f) {
-      std::cerr << "ERROR: " << f.error().message << '\n';
-      return EXIT_USAGE;
-    }
+    if (!f) return usage_error(g, f.error().message);
     *dst = *f;
   }
   StderrReporter rep(g);
   auto fs = open_read_write(a.devs, g, rep);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
 
   // Quota state before: an inconsistent quota is reported, not silently kept.
   auto quota = qgroup::read_quota(**fs);
-  if (!quota) return report_error(quota.error(), a.devs[0]);
+  if (!quota) return report_error(g, quota.error(), a.devs[0]);
   bool quota_on = quota->has_value() && (*quota)->on();
   bool verify = a.verify == "yes" || (a.verify == "auto" && quota_on);
   if (quota_on && ((*quota)->inconsistent() || (*quota)->rescan_running()))
@@ -112,7 +129,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   o.stop = signals.stop();
   auto r = relocation::balance_metadata(**fs, o);
   if (shown) shown->finish();
-  if (!r) return report_error(r.error(), a.devs[0]);
+  if (!r) return report_error(g, r.error(), a.devs[0]);
   const auto& b = *r;
   if (!a.dry_run && b.commits == 0 && !b.interrupted) refresh_lagging_supers(**fs, rep);
 
@@ -122,7 +139,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     auto checking = stderr_progress(g, "balance: qgroup verify", a.progress);
     auto v = check::verify_qgroups(**fs, checking.get());
     if (checking) checking->finish();
-    if (!v) return report_error(v.error(), a.devs[0]);
+    if (!v) return report_error(g, v.error(), a.devs[0]);
     qv = std::move(*v);
   }
   bool qgroups_ok = !qv || qv->ok();
@@ -132,7 +149,9 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   if (g.format == Format::json) {
     json out = json_header("balance");
     out["dry_run"] = b.dry_run;
-    out["filters"] = a.mfilters;
+    // Per type: null for a type not balanced.
+    out["filters"] = {{"metadata", o.metadata ? filters_json(a.mfilters, *o.metadata) : json(nullptr)},
+                      {"system", o.system ? filters_json(a.system ? a.sfilters : a.mfilters, *o.system) : json(nullptr)}};
     out["block_groups_metadata"] = b.block_groups_metadata;
     out["block_groups_system"] = b.block_groups_system;
     out["block_groups_selected"] = b.block_groups_selected;

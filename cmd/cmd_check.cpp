@@ -5,6 +5,7 @@
 #include "check/fs_check.h"
 #include "cmd/commands.h"
 #include "cmd/leftover_report.h"
+#include "cmd/json_members.h"
 
 namespace fsctl::cmd {
 using json = nlohmann::ordered_json;
@@ -13,16 +14,16 @@ namespace {
 int run_check(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, true);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
   const auto leftover = report_leftover_work(**fs, rep);
   auto r = check::check_filesystem(**fs);
-  if (!r) return report_error(r.error());
+  if (!r) return report_error(g, r.error());
   if (g.format == Format::json) {
     json out = json_header("check");
     out["tree_blocks"] = r->tree_blocks;
     out["free_space_items"] = r->free_space_items;
     out["block_groups"] = r->block_groups;
-    out["bg_tree_state"] = (*fs)->bg_tree_state().describe();
+    out["bg_tree_state"] = bg_tree_state_json((*fs)->bg_tree_state());
     out["leftover_work"] = leftover_work_json(leftover);
     json probs = json::array();
     for (auto& p : r->problems) probs.push_back({{"severity", p.error ? "error" : "warning"}, {"message", p.message}});

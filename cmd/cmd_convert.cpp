@@ -19,7 +19,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   // refused) because its reservation probe needs a transaction, which a
   // read-only open cannot start; it never commits, so nothing is written.
   auto fs = open_read_write(devs, g, rep);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
   const auto leftover = report_leftover_work(**fs, rep);
   convert::ConvertOptions o;
   o.direction = to_bgt ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;
@@ -31,7 +31,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   o.stop = signals.stop();
   auto r = convert::convert_bg_tree(**fs, o);
   if (shown) shown->finish();
-  if (!r) return report_error(r.error(), devs[0]);
+  if (!r) return report_error(g, r.error(), devs[0]);
   const auto& c = *r;
   if (!dry_run && c.commits == 0 && !c.interrupted) refresh_lagging_supers(**fs, rep);
   const UnitMode units = g.units_or(UNITS_RAW);  // summaries: bytes unless a unit option is given

@@ -8,6 +8,7 @@
 #include "check/tree_stats.h"
 #include "cmd/commands.h"
 #include "cmd/item_json.h"
+#include "cmd/json_members.h"
 #include "lib/ctree/search.h"
 #include "lib/format/backup_root.h"
 #include "lib/format/csum.h"
@@ -206,9 +207,9 @@ int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs,
     if (auto m = io::find_mount(path); m && *m)
       rep.warning(path + ": device is mounted on " + **m + "; what is read may be inconsistent");
     auto dev = io::open_device(path, {}, rep);
-    if (!dev) return report_error(dev.error());
+    if (!dev) return report_error(g, dev.error());
     auto d = volumes::read_device_supers(std::move(*dev));
-    if (!d) return report_error(d.error());
+    if (!d) return report_error(g, d.error());
     json dj = {{"device", path}, {"devid", d->devid}, {"used_copy", d->super_mirror}, {"copies", json::array()}};
     bool printed_asked = false;
     for (auto& c : d->copies) {
@@ -247,8 +248,7 @@ int run_dump_super(const GlobalOptions& g, const std::vector<std::string>& devs,
       dj["copies"].push_back(cj);
     }
     if (o.copy >= 0 && !printed_asked) {
-      std::cerr << "ERROR: " << path << ": superblock copy " << o.copy << " lies beyond the end of the device\n";
-      return EXIT_USAGE;
+      return usage_error(g, path + ": superblock copy " + std::to_string(o.copy) + " lies beyond the end of the device");
     }
     out["devices"].push_back(dj);
   }
@@ -351,10 +351,19 @@ int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, 
                   const std::vector<u64>& block_args) {
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, false);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
+  // The tree asked for is looked up before anything is printed: an unknown
+  // or absent tree is the error document alone, never half a report.
+  std::optional<ctree::RootRef> asked;
+  if (block_args.empty() && !tree_arg.empty()) {
+    auto id = parse_tree_id(tree_arg);
+    if (!id) return usage_error(g, "unknown tree '" + tree_arg + "'");
+    asked = (*fs)->find_root(*id);
+    if (!asked)
+      return usage_error(g, devs[0] + ": tree " + tree_arg + " (" + std::to_string(static_cast<s64>(*id)) + ") does not exist");
+  }
   TreeDumper dumper(**fs, g);
   if (g.format == Format::json) std::cout << "{\"__header\":" << json_header("inspect dump-tree")["__header"].dump() << ",\"trees\":[\n";
-  int rc = EXIT_OK;
   std::optional<Error> first_error;
   auto dump_root = [&](const std::string& title, const ctree::RootRef& r) {
     dumper.begin_tree(title, r.root_id);
@@ -380,18 +389,8 @@ int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, 
       }
       dumper.end_tree(err);
     }
-  } else if (!tree_arg.empty()) {
-    auto id = parse_tree_id(tree_arg);
-    if (!id) {
-      std::cerr << "ERROR: unknown tree '" << tree_arg << "'\n";
-      return EXIT_USAGE;
-    }
-    auto r = (*fs)->find_root(*id);
-    if (!r) {
-      std::cerr << "ERROR: " << devs[0] << ": tree " << tree_arg << " (" << static_cast<s64>(*id) << ") does not exist\n";
-      return EXIT_USAGE;
-    }
-    dump_root(tree_name(*id) + " tree", *r);
+  } else if (asked) {
+    dump_root(tree_name(asked->root_id) + " tree", *asked);
   } else {
     dump_root("root tree", (*fs)->tree_root());
     dump_root("chunk tree", (*fs)->chunk_root());
@@ -419,10 +418,15 @@ int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, 
     }
     for (auto& [k, r] : logs) dump_root(tree_name(k.objectid) + " tree key " + key_text(k), r);
   }
-  if (g.format == Format::json) std::cout << "]}\n";
+  // A tree that could not be read: its "error" member, and the first such
+  // error as the document's "error" (the shape of the error document).
+  if (g.format == Format::json) {
+    std::cout << "]";
+    if (first_error) std::cout << ",\"error\":" << error_json(*first_error, devs).dump();
+    std::cout << "}\n";
+  }
   std::cout.flush();
-  if (first_error) rc = report_error(*first_error);
-  return rc;
+  return first_error ? print_error(*first_error) : EXIT_OK;
 }
 
 // ---------------------------------------------------------------- tree-stats
@@ -430,9 +434,9 @@ int run_dump_tree(const GlobalOptions& g, const std::vector<std::string>& devs, 
 int run_tree_stats(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, false);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
   auto r = check::tree_stats(**fs);
-  if (!r) return report_error(r.error());
+  if (!r) return report_error(g, r.error());
   if (g.format == Format::json) {
     json out = json_header("inspect tree-stats");
     json trees = json::array();
@@ -470,13 +474,11 @@ int run_tree_stats(const GlobalOptions& g, const std::vector<std::string>& devs)
 int run_block_groups(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, true);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
   const auto& st = (*fs)->bg_tree_state();
   if (g.format == Format::json) {
     json out = json_header("inspect block-groups");
-    out["bg_tree_state"] = {{"state", st.describe()}, {"compat_ro_block_group_tree", st.has_bg_tree_bit},
-                            {"changing_bg_tree", st.changing}, {"bg_tree_exists", st.bg_tree_exists},
-                            {"in_block_group_tree", st.in_bg_tree}, {"in_extent_tree", st.in_extent_tree}};
+    out["bg_tree_state"] = bg_tree_state_json(st);
     json list = json::array();
     for (auto& bg : (*fs)->block_groups())
       list.push_back({{"start", bg.start}, {"length", bg.length}, {"used", bg.used}, {"flags", bg.flags},

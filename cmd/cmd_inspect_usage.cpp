@@ -77,9 +77,9 @@ void print_usage(const fs::FsInfo& fs, const fs::SpaceUsage& u, UnitMode units) 
 int run_usage(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, true);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
   auto u = fs::space_usage(**fs);
-  if (!u) return report_error(u.error(), devs[0]);
+  if (!u) return report_error(g, u.error(), devs[0]);
   if (g.format == Format::json)
     std::cout << usage_json(**fs, *u).dump(2) << '\n';
   else

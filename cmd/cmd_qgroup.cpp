@@ -11,6 +11,7 @@
 #include "check/qgroup_verify.h"
 #include "cmd/commands.h"
 #include "cmd/interrupt.h"
+#include "cmd/json_members.h"
 #include "cmd/leftover_report.h"
 #include "lib/format/feature_flags.h"
 #include "lib/fs/subvolumes.h"
@@ -80,16 +81,13 @@ std::variant<std::vector<SortKey>, std::string> parse_sort(const std::string& li
 
 int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowColumns cols, const std::string& sort) {
   auto parsed = parse_sort(sort);
-  if (auto* err = std::get_if<std::string>(&parsed)) {
-    std::cerr << "ERROR: --sort: " << *err << '\n';
-    return EXIT_USAGE;
-  }
+  if (auto* err = std::get_if<std::string>(&parsed)) return usage_error(g, "--sort: " + *err);
   const auto& keys = std::get<std::vector<SortKey>>(parsed);
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, false);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
   auto q = qgroup::read_quota(**fs);
-  if (!q) return report_error(q.error());
+  if (!q) return report_error(g, q.error());
   if (!*q) {
     if (g.format == Format::json) {
       json out = json_header("qgroup show");
@@ -102,7 +100,7 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
     return EXIT_OK;
   }
   auto paths = fs::subvolume_paths(**fs);
-  if (!paths) return report_error(paths.error());
+  if (!paths) return report_error(g, paths.error());
   std::vector<const qgroup::QgroupItem*> rows;
   for (auto& [id, item] : (*q)->qgroups) rows.push_back(&item);
   auto maxr = [](const qgroup::QgroupItem* i) { return i->limit && (i->limit->flags & qgroup::QGROUP_LIMIT_MAX_RFER) ? i->limit->max_rfer : ~0ULL; };
@@ -154,19 +152,29 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
   if (g.format == Format::json) {
     json out = json_header("qgroup show");
     out["quota_enabled"] = true;
-    out["status"] = {{"flags", (*q)->flags}, {"generation", (*q)->generation}, {"rescan", (*q)->rescan},
-                     {"inconsistent", (*q)->inconsistent()}, {"rescan_running", (*q)->rescan_running()}};
+    out["status"] = quota_status_json(**q);
     json arr = json::array();
     for (auto* i : rows) {
-      json parents = json::array(), children = json::array();
-      for (u64 p : i->parents) parents.push_back(qgroupid_to_string(p));
-      for (u64 c : i->children) children.push_back(qgroupid_to_string(c));
+      // The path as data, not the text's labels: "" for the top level, null
+      // without one; a higher level's members listed, not counted.
+      const bool level0 = qgroup::qgroup_level(i->qgroupid) == 0;
+      auto it = paths->find(i->qgroupid);
+      json path = nullptr, exists = nullptr, dropping = nullptr;
+      if (level0) {
+        bool has_root = i->qgroupid == 5 || (**fs).find_root(i->qgroupid).has_value();
+        if (i->qgroupid == 5) path = "";
+        else if (it != paths->end()) path = it->second;
+        exists = has_root;
+        dropping = has_root && i->qgroupid != 5 && it == paths->end();
+      }
       arr.push_back({{"qgroupid", qgroupid_to_string(i->qgroupid)}, {"referenced", i->ondisk.rfer},
                      {"referenced_compressed", i->ondisk.rfer_cmpr}, {"exclusive", i->ondisk.excl},
                      {"exclusive_compressed", i->ondisk.excl_cmpr},
                      {"max_referenced", maxr(i) == ~0ULL ? json(nullptr) : json(maxr(i))},
                      {"max_exclusive", maxe(i) == ~0ULL ? json(nullptr) : json(maxe(i))},
-                     {"parents", parents}, {"children", children}, {"path", path_of(i)}});
+                     {"parents", qgroupids_json(i->parents)}, {"children", qgroupids_json(i->children)},
+                     {"path", path}, {"members", level0 ? json::array() : qgroupids_json(i->children)},
+                     {"subvol_exists", exists}, {"subvol_dropping", dropping}});
     }
     out["qgroups"] = arr;
     std::cout << out.dump(2) << '\n';
@@ -227,12 +235,12 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
 int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, bool repair, bool progress) {
   StderrReporter rep(g);
   auto fs = repair ? open_read_write(devs, g, rep) : open_read_only(devs, g, rep, false);
-  if (!fs) return report_error(fs.error());
+  if (!fs) return report_error(g, fs.error());
   const auto leftover = report_leftover_work(**fs, rep, false);
   auto shown = stderr_progress(g, "qgroup verify", progress);
   auto r = check::verify_qgroups(**fs, shown.get());
   if (shown) shown->finish();
-  if (!r) return report_error(r.error());
+  if (!r) return report_error(g, r.error());
   if (!*r) {
     if (g.format == Format::json) {
       json out = json_header("qgroup verify");
@@ -249,7 +257,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   if (repair) {
     InterruptScope signals;
     auto rr = qgroup::repair_qgroups(**fs, rep_.quota, rep_.computed, signals.stop());
-    if (!rr) return report_error(rr.error(), devs[0]);
+    if (!rr) return report_error(g, rr.error(), devs[0]);
     repaired = *rr;
     rc = repaired->interrupted ? EXIT_INTERRUPTED : EXIT_OK;
     if (!repaired->wrote && !repaired->interrupted) refresh_lagging_supers(**fs, rep);
@@ -257,12 +265,18 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   if (g.format == Format::json) {
     json out = json_header("qgroup verify");
     out["quota_enabled"] = true;
-    out["status"] = {{"flags", rep_.quota.flags}, {"generation", rep_.quota.generation}, {"rescan", rep_.quota.rescan},
-                     {"inconsistent", rep_.quota.inconsistent()}, {"rescan_running", rep_.quota.rescan_running()}};
+    out["status"] = quota_status_json(rep_.quota);
     json rows = json::array();
     for (auto& row : rep_.rows) {
+      // Relations from the quota tree; subvolume facts only for level 0.
+      const bool level0 = qgroup::qgroup_level(row.qgroupid) == 0;
+      auto item = rep_.quota.qgroups.find(row.qgroupid);
+      const bool known = item != rep_.quota.qgroups.end();
       json j = {{"qgroupid", qgroupid_to_string(row.qgroupid)}, {"status", row.status},
-                {"subvol_exists", row.subvol_exists}, {"subvol_dropping", row.subvol_dropping},
+                {"subvol_exists", level0 ? json(row.subvol_exists) : json(nullptr)},
+                {"subvol_dropping", level0 ? json(row.subvol_dropping) : json(nullptr)},
+                {"parents", known ? qgroupids_json(item->second.parents) : json::array()},
+                {"children", known ? qgroupids_json(item->second.children) : json::array()},
                 {"computed", {{"referenced", row.computed.rfer}, {"referenced_compressed", row.computed.rfer_cmpr},
                               {"exclusive", row.computed.excl}, {"exclusive_compressed", row.computed.excl_cmpr}}}};
       if (row.ondisk)
@@ -278,9 +292,13 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
     out["mismatches"] = rep_.mismatches;
     out["differences_expected"] = rep_.differences_expected;
     if (rep_.differences_expected) out["expected_reason"] = rep_.expected_reason;
-    out["ok"] = rep_.ok();
+    // The verdict: with --repair, whether the numbers on disk are right
+    // after it (they are, unless it was interrupted before its commit).
+    const bool right_after = repaired && !repaired->interrupted;
+    out["ok"] = right_after || rep_.ok();
     if (repaired)
       out["repair"] = {{"wrote", repaired->wrote}, {"transid", repaired->transid},
+                       {"mismatches_left", right_after ? 0 : rep_.mismatches},
                        {"qgroups_updated", repaired->qgroups_updated}, {"qgroups_added", repaired->qgroups_added},
                        {"status_fixed", repaired->status_fixed}, {"reserved_bytes", repaired->reserved_bytes},
                        {"used_bytes", repaired->used_bytes}, {"tree_blocks_written", repaired->blocks_written},

@@ -48,34 +48,49 @@ int main(int argc, char** argv) {
   register_check(app, g, action);
   register_balance(app, g, action);
 
+  // The command as far as CLI11 has parsed it: "qgroup show".
+  auto command_of = [&app] {
+    std::string op;
+    for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+      a = a->get_subcommands().front();
+      op += (op.empty() ? "" : " ") + a->get_name();
+    }
+    return op;
+  };
+  // A command line that does not parse: the error document too when JSON
+  // was asked for (read from the arguments, as they did not parse).
+  std::vector<std::string> args = rewrite_balance_args(argc, argv);
+  const bool json_asked = json_format_requested(args);
   try {
-    // CLI11 takes a vector of arguments in reverse order.
-    auto args = rewrite_balance_args(argc, argv);
     if (auto unknown = unknown_command(app, args)) {
       std::cerr << "ERROR: " << *unknown << '\n';
+      if (json_asked) print_error_document("", EXIT_USAGE, "usage", *unknown);
       return EXIT_USAGE;
     }
     g.units = unit_mode_from_args(args);
+    // CLI11 takes a vector of arguments in reverse order.
     std::reverse(args.begin(), args.end());
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? EXIT_OK : EXIT_USAGE;
+    if (rc == 0) return EXIT_OK;  // --help, --version
+    if (json_asked) print_error_document(command_of(), EXIT_USAGE, "usage", e.what());
+    return EXIT_USAGE;
   }
-  // The operation's name in the reservation test log: the subcommands.
-  std::string op;
-  for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
-    a = a->get_subcommands().front();
-    op += (op.empty() ? "" : " ") + a->get_name();
-  }
+  // The operation's name in the reservation test log and the JSON header: the subcommands.
+  const std::string op = command_of();
+  g.command = op;
+  // The devices of the command (every command has a "devices" positional).
+  const CLI::App* leaf = &app;
+  while (!leaf->get_subcommands().empty()) leaf = leaf->get_subcommands().front();
+  for (const CLI::Option* o : leaf->get_options())
+    if (o->get_name() == "devices") g.devices = o->results();
   const EnvHooks hooks = EnvHooks::from_environment(op);
   g.hooks = &hooks;
   g.format = format == "json" ? Format::json : Format::text;
   auto cs = parse_size(cache_size);
-  if (!cs || *cs < (1u << 20)) {
-    std::cerr << "ERROR: invalid --cache-size '" << cache_size << "' (at least 1M, e.g. 256M)\n";
-    return EXIT_USAGE;
-  }
+  if (!cs || *cs < (1u << 20))
+    return usage_error(g, "invalid --cache-size '" + cache_size + "' (at least 1M, e.g. 256M)");
   g.cache_bytes = *cs;
   try {
     int rc = action ? action() : EXIT_USAGE;
@@ -85,9 +100,11 @@ int main(int argc, char** argv) {
     return hooks.fail_point_reached() ? FAIL_POINT_EXIT : rc;
   } catch (const std::bad_alloc&) {
     std::cerr << "ERROR: out of memory\n";
+    if (g.format == Format::json) print_error_document(op, EXIT_CORRUPT, "out_of_memory", "out of memory");
     return EXIT_CORRUPT;
   } catch (const std::exception& e) {
     std::cerr << "ERROR: internal error: " << e.what() << '\n';
+    if (g.format == Format::json) print_error_document(op, EXIT_CORRUPT, "internal", std::string("internal error: ") + e.what());
     return EXIT_CORRUPT;
   }
 }

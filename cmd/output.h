@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "lib/base/ints.h"
 #include "lib/base/reporter.h"
@@ -55,6 +57,11 @@ struct GlobalOptions {
   [[nodiscard]] UnitMode units_or(UnitMode def) const { return units.value_or(def); }
   /// Test and profiling hooks from the environment (main sets it; null: none).
   const EnvHooks* hooks = nullptr;
+  /// The command as its JSON header names it ("inspect dump-tree"), and the
+  /// devices given to it: main sets both after parsing; the JSON error
+  /// document names them.
+  std::string command;
+  std::vector<std::string> devices;
 };
 
 /// Writes warnings as "WARNING: ..." and (unless quiet) notices to stderr.
@@ -76,15 +83,42 @@ class StderrReporter final : public Reporter {
 /// null when there is nothing to show (stderr not a terminal, no
 /// --progress, no -v; or -q).
 [[nodiscard]] std::unique_ptr<ProgressRenderer> stderr_progress(const GlobalOptions& g, const std::string& label, bool asked = false);
+/// The version of the JSON output (fsctl(8) "JSON OUTPUT": within one
+/// version members are only added; docs/json/ has the schemas).
+inline constexpr const char* JSON_VERSION = "2";
 
 /// The versioned top-level object every JSON report starts from:
-/// {"__header": {"version": "1", "command": cmd}}.
+/// {"__header": {"version": JSON_VERSION, "command": cmd}}.
 [[nodiscard]] nlohmann::ordered_json json_header(const std::string& command);
 
-/// Prints "ERROR: message" to stderr and returns the exit code for it.
-int report_error(const Error& e);
+/// The "error" member of a JSON document (docs/json/error.schema.json):
+/// code (the exit code), kind (the Errc name, or `kind` when given: "usage",
+/// "internal"), message (as on stderr, without "ERROR: "), and where known
+/// device (the first of `devices` the message names), devid, bytenr and
+/// errno; null when not known.
+[[nodiscard]] nlohmann::ordered_json error_json(const Error& e, const std::vector<std::string>& devices,
+                                                std::string_view kind = {});
+
+/// Prints "ERROR: message" to stderr and returns the exit code for it; no
+/// JSON (for an error a JSON report carries itself).
+int print_error(const Error& e);
+/// Prints "ERROR: message" to stderr and, with --format json, the error
+/// document {"__header": ..., "error": error_json(e)} on stdout; returns the
+/// exit code for it. Every failing command ends here or in usage_error.
+int report_error(const GlobalOptions& g, const Error& e);
 /// Same, naming `device` first unless the message already does.
-int report_error(const Error& e, const std::string& device);
+int report_error(const GlobalOptions& g, const Error& e, const std::string& device);
+/// A bad command line found by the command itself: as report_error, kind
+/// "usage", exit code EXIT_USAGE.
+int usage_error(const GlobalOptions& g, const std::string& message);
+/// The error document of a failure outside any command's run (the command
+/// line did not parse, an exception reached main): `command` as far as it
+/// is known, kind "usage", "internal" or "out_of_memory".
+void print_error_document(const std::string& command, int code, std::string_view kind, const std::string& message);
+/// Whether the arguments (argv[1..]) ask for --format json, read before
+/// they are parsed (for the error document of a command line that does not
+/// parse).
+[[nodiscard]] bool json_format_requested(const std::vector<std::string>& args);
 
 /// Parses a size like "256M", "1G", "4096" into bytes. nullopt when invalid.
 [[nodiscard]] std::optional<u64> parse_size(const std::string& s);

@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(g++ cmake make pkg-config clang libclang-rt-14-dev
       libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev doctest-dev libexpected-dev
       libxxhash-dev libsodium-dev libisal-dev
-      btrfs-progs zstd xz-utils python3 util-linux kmod groff-base tmux)
+      btrfs-progs zstd xz-utils python3 python3-jsonschema util-linux kmod groff-base tmux)
 missing=()
 for p in "${PKGS[@]}"; do
   grep -q "install ok installed" < <(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || missing+=("$p")

@@ -3,6 +3,8 @@
 // tl::expected once so a move to std::expected is a one-file change.
 // Expected failures never throw across the library (STYLE.md "Errors").
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -29,11 +31,28 @@ struct Error {
   Errc code = Errc::corrupt;
   int sys_errno = 0;
   std::string message;
+  /// What the failure is about, where the code that found it knows it (the
+  /// JSON error document of cmd/ reports them): the logical bytenr of a tree
+  /// block, the devid of a device. The innermost setter wins.
+  std::optional<std::uint64_t> bytenr = std::nullopt;
+  std::optional<std::uint64_t> devid = std::nullopt;
 
   /// Returns a copy with "ctx: " prepended to the message.
   [[nodiscard]] Error context(const std::string& ctx) const {
     Error e = *this;
     e.message = ctx + ": " + message;
+    return e;
+  }
+  /// Returns a copy naming tree block `b`, unless one is named already.
+  [[nodiscard]] Error about_bytenr(std::uint64_t b) const {
+    Error e = *this;
+    if (!e.bytenr) e.bytenr = b;
+    return e;
+  }
+  /// Returns a copy naming device `id`, unless one is named already.
+  [[nodiscard]] Error about_devid(std::uint64_t id) const {
+    Error e = *this;
+    if (!e.devid) e.devid = id;
     return e;
   }
 };

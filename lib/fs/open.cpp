@@ -155,16 +155,20 @@ Status FsInfo::load_chunk_tree() {
   for (auto& [devid, di] : dev_items_) {
     const volumes::Device* d = devices_.find(devid);
     if (!d)
-      return make_error(Errc::not_found, "missing device devid " + std::to_string(devid) + " uuid " +
-                                             uuid_to_string(di.uuid) + ": give every device of the filesystem");
+      return make_error(Error{Errc::not_found, 0, "missing device devid " + std::to_string(devid) + " uuid " +
+                                                     uuid_to_string(di.uuid) + ": give every device of the filesystem"}
+                            .about_devid(devid));
     if (std::memcmp(d->uuid.data(), di.uuid, UUID_SIZE) != 0)
-      return make_error(Errc::invalid_argument, d->path + ": device uuid " + uuid_to_string(d->uuid) +
-                                                    " does not match devid " + std::to_string(devid) + " uuid " +
-                                                    uuid_to_string(di.uuid) + " of the chunk tree");
+      return make_error(Error{Errc::invalid_argument, 0, d->path + ": device uuid " + uuid_to_string(d->uuid) +
+                                                             " does not match devid " + std::to_string(devid) + " uuid " +
+                                                             uuid_to_string(di.uuid) + " of the chunk tree"}
+                            .about_devid(devid));
   }
   for (auto& [devid, d] : devices_.devices())
     if (!dev_items_.count(devid))
-      return make_error(Errc::invalid_argument, d.path + ": devid " + std::to_string(devid) + " is not part of this filesystem's chunk tree");
+      return make_error(Error{Errc::invalid_argument, 0, d.path + ": devid " + std::to_string(devid) +
+                                                             " is not part of this filesystem's chunk tree"}
+                            .about_devid(devid));
   return {};
 }
 

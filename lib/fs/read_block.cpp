@@ -26,7 +26,7 @@ Result<cache::TreeBlockRef> FsInfo::read_mirrors(u64 bytenr, const ctree::Parent
                                                  const std::string& skip_problem) {
   u32 ns = nodesize();
   auto mirrors = chunk_map_.map(bytenr, ns);
-  if (!mirrors) return make_error(mirrors.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
+  if (!mirrors) return make_error(mirrors.error().context(fs_name() + ": tree block " + std::to_string(bytenr)).about_bytenr(bytenr));
   std::vector<std::string> problems;
   if (skip_mirror >= 0) problems.push_back(skip_problem);
   for (std::size_t m = 0; m < mirrors->size(); ++m) {
@@ -61,7 +61,7 @@ Result<cache::TreeBlockRef> FsInfo::read_mirrors(u64 bytenr, const ctree::Parent
   Errc code = Errc::corrupt;
   for (std::size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
   if (problems.size() == 1 && problems[0].find("csum mismatch") != std::string::npos) code = Errc::csum;
-  return make_error(code, msg);
+  return make_error(Error{code, 0, msg}.about_bytenr(bytenr));
 }
 
 cache::TreeBlockRef FsInfo::cached(u64 bytenr) {
@@ -73,11 +73,12 @@ cache::TreeBlockRef FsInfo::cached(u64 bytenr) {
 Result<cache::TreeBlockRef> FsInfo::read_tree_block(u64 bytenr, const ctree::ParentCheck& check) {
   if (auto hit = cached(bytenr)) {
     if (auto r = ctree::check_parent(hit->view(), check); !r)
-      return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
+      return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)).about_bytenr(bytenr));
     return hit;
   }
   if (bytenr % sectorsize() != 0)
-    return make_error(Errc::corrupt, fs_name() + ": tree block " + std::to_string(bytenr) + ": bytenr not aligned to sectorsize " + std::to_string(sectorsize()));
+    return make_error(Error{Errc::corrupt, 0, fs_name() + ": tree block " + std::to_string(bytenr) + ": bytenr not aligned to sectorsize " +
+                                                  std::to_string(sectorsize())}.about_bytenr(bytenr));
   return read_mirrors(bytenr, check, -1, {});
 }
 
@@ -147,7 +148,7 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
                                    : chunk_map_.map(bytenr, ns);
     if (auto hit = cached(bytenr)) {
       if (auto r = ctree::check_parent(hit->view(), requests[i].check); !r)
-        return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)));
+        return make_error(r.error().context(fs_name() + ": tree block " + std::to_string(bytenr)).about_bytenr(bytenr));
       if (m && !m->empty())
         hits.push_back({(*m)[0].devid, (*m)[0].physical, std::move(hit)});
       else

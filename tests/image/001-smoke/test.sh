@@ -8,7 +8,7 @@ btrfs inspect-internal dump-tree -t extent "$T/a.img" | grep -c BLOCK_GROUP_ITEM
 python3 - "$T/bg.json" "$T/progs.count" <<'PY'
 import json,sys
 j=json.load(open(sys.argv[1])); n=int(open(sys.argv[2]).read())
-assert j["__header"]["version"]=="1"
+assert j["__header"]["version"]=="2"
 assert len(j["block_groups"])==n, (len(j["block_groups"]), n)
 PY
 echo "ok: $(cat "$T/progs.count") block groups"

@@ -87,7 +87,7 @@ done
 
 # 6. The JSON header described in fsctl.8 is the one the code writes.
 grep -q '"__header"' "$MAN/fsctl.8" || bad "fsctl.8 does not describe the JSON header"
-ver=$(grep -oE '\{"version", "[0-9]+"\}' "$FSCTL_SRC/cmd/output.cpp" | grep -oE '"[0-9]+"' | head -1)
+ver=$(grep -oE 'JSON_VERSION = "[0-9]+"' "$FSCTL_SRC/cmd/output.h" | grep -oE '"[0-9]+"' | head -1)
 grep -qF "\"version\": $ver" "$MAN/fsctl.8" || bad "fsctl.8 does not give JSON version $ver"
 
 ((errors == 0)) || fail "$errors problem(s) in the man pages"

@@ -138,7 +138,9 @@ def check_show(show, truth, ondisk=None):
                 errs.append(f"{q}: {k} fsctl {v}, kernel {want[k]}")
         # progs prints "<N member qgroups>" for level > 0 with N counted from
         # the parents list (a progs quirk); only level-0 paths are compared.
-        if level(q) == 0 and _path(r["path"]) != want["path"]:
+        # fsctl's JSON: "" for the top level, null without a path (a
+        # subvolume under deletion or none: "<stale>" here).
+        if level(q) == 0 and _path("<stale>" if r["path"] is None else r["path"]) != want["path"]:
             errs.append(f"{q}: path fsctl {r['path']!r}, kernel {want['path']!r}")
     if ondisk is not None:
         for q, info in ondisk["info"].items():

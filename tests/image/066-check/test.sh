@@ -19,7 +19,7 @@ grep -q "WARNING" "$T/c0.txt" && { cat "$T/c0.txt"; fail "fresh image: warnings 
 python3 - "$T/c1.json" <<'PY'
 import json,sys
 j=json.load(open(sys.argv[1]))
-assert j["errors"]==0 and j["bg_tree_state"]=="block-group-tree", j
+assert j["errors"]==0 and j["bg_tree_state"]["state"]=="block-group-tree", j
 assert j["tree_blocks"]>=9
 PY
 "$FSCTL" -q convert --no-bg-tree "$T/a.img" >/dev/null

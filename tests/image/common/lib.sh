@@ -5,6 +5,13 @@
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
+# FSCTL_VALIDATE_JSON=1: every `fsctl --format json` of the test has its
+# document validated against docs/json/ (tests/tools/fsctl_validating.sh).
+if [ "${FSCTL_VALIDATE_JSON:-0}" = 1 ] && [ -z "${FSCTL_REAL:-}" ]; then
+  export FSCTL_REAL=$FSCTL
+  FSCTL=$FSCTL_SRC/tests/tools/fsctl_validating.sh
+  export FSCTL
+fi
 T=${FSCTL_TEST_TMP:-$(mktemp -d)}
 rm -rf "$T"; mkdir -p "$T"
 SHARED=${FSCTL_SHARED:-$FSCTL_SRC/../shared}
