@@ -74,6 +74,7 @@ root_bytenr=$(jq_ "$T/tree-root.json" 'j["trees"][0]["blocks"][0]["bytenr"]')
 js tree-block 0 report inspect dump-tree -b "$root_bytenr" "$IMG"
 js tree-stats 0 report inspect tree-stats "$IMG"
 js block-groups 0 report inspect block-groups "$IMG"
+js usage 0 report inspect usage "$IMG"
 # Refusals of inspect: an unknown tree, an absent tree, a copy beyond the end.
 js tree-bogus 2 error inspect dump-tree -t bogus "$IMG"
 is "$T/tree-bogus.json" 'j["error"]["kind"]=="usage" and "bogus" in j["error"]["message"]'
