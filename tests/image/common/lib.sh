@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -54,6 +54,42 @@ need_mount() {
   mkdir -p "$mnt"
   if ! mount -o loop "$img" "$mnt" 2>/dev/null; then rm -f "$img"; skip "mount -o loop not available here"; fi
   umount "$mnt"; rm -f "$img"
+}
+# img_sum FILE...: one line per FILE, a sha256 over its size, the layout of
+# its data regions (SEEK_DATA/SEEK_HOLE offsets) and their bytes; for a
+# block device, over all of it. Where a test asserts "the image is
+# byte-identical", compare img_sum before and after: it reads only the data
+# regions of a sparse image (sha256sum read the whole 1 GiB of zeros again
+# and again: 2-10 s a call under load), and it is stricter than sha256sum
+# (a write of zeros into a hole changes the layout, and so the sum).
+img_sum() {
+  python3 - "$@" <<'PY'
+import errno, hashlib, os, sys
+for path in sys.argv[1:]:
+    fd = os.open(path, os.O_RDONLY)
+    size = os.lseek(fd, 0, os.SEEK_END)
+    h = hashlib.sha256(b"img_sum v1 %d\n" % size)
+    off = 0
+    while off < size:
+        try:
+            d = os.lseek(fd, off, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+            break  # only a hole left
+        e = min(os.lseek(fd, d, os.SEEK_HOLE), size)
+        h.update(b"data %d %d\n" % (d, e))
+        pos = d
+        while pos < e:
+            buf = os.pread(fd, min(4 << 20, e - pos), pos)
+            if not buf:
+                raise SystemExit("img_sum: %s: short read at %d" % (path, pos))
+            h.update(buf)
+            pos += len(buf)
+        off = e
+    os.close(fd)
+    print(h.hexdigest())
+PY
 }
 mkimg() { local f=$1 size=$2; shift 2; rm -f "$f"; truncate -s "$size" "$f"; mkfs.btrfs -q -f "$@" "$f" >/dev/null; }
 # Unpacks ../shared/fixtures*/NAME.img.zst (or .devN) into DEST; returns 1 when absent.
