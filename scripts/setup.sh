@@ -2,7 +2,7 @@
 # Installs what fsctl needs to build and test on a fresh Debian 12 machine
 # (run as root; a no-op when everything is there).
 set -euo pipefail
-PKGS=(g++ cmake make pkg-config clang libclang-rt-14-dev
+PKGS=(g++ cmake make ninja-build pkg-config clang libclang-rt-14-dev
       libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev doctest-dev libexpected-dev
       libxxhash-dev libsodium-dev libisal-dev
       btrfs-progs zstd xz-utils python3 python3-jsonschema util-linux kmod groff-base tmux)

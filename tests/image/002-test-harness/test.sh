@@ -6,7 +6,8 @@
 # `dump-tree -t 11 | grep -q`). This test shows the hazard, shows that
 # lib.sh's grep_q is immune, and refuses every early-exiting reader at the end
 # of a pipe (grep -q, awk ... exit) in tests/, bench/ and scripts/; and
-# checks that only lib.sh's loop_release detaches loop devices.
+# checks that only lib.sh's loop_release detaches loop devices, and that
+# images are compared with img_sum rather than hashed whole.
 . "$(dirname "$0")/../common/lib.sh"
 
 # The hazard, made certain: a producer far larger than a pipe buffer.
@@ -35,6 +36,14 @@ bad=$(cd "$FSCTL_SRC" && grep -nE 'losetup[^|;]*[[:space:]]-d|losetup[^|;]*--det
   tests/image/*/test.sh tests/image/*/*.sh tests/image/common/*.sh 2>/dev/null \
   | grep -v -e '^tests/image/common/lib.sh:' -e '^tests/image/002-test-harness/' -e '^[^:]*:[0-9]*:[[:space:]]*#' || true)
 [ -z "$bad" ] || { echo "$bad"; fail "a test detaches or forgets a loop device itself (use loop_release)"; }
+# An image's identity is checked with lib.sh's img_sum (data regions and
+# their layout): sha256sum of a whole sparse image read every hole as zeros
+# (2-10 s a call under load, hundreds of calls: CI time).
+bad=$(cd "$FSCTL_SRC" && grep -nE 'sha256sum[[:space:]]+(<|"?\$)|\|[[:space:]]*sha256sum' \
+  tests/image/*/test.sh tests/image/*/*.sh tests/image/common/*.sh 2>/dev/null \
+  | grep -v -e '^tests/image/002-test-harness/' -e '^[^:]*:[0-9]*:[[:space:]]*#' || true)
+[ -z "$bad" ] || { echo "$bad"; fail "an image is hashed whole with sha256sum (use img_sum)"; }
+echo "lint: images are compared with img_sum, not sha256sum"
 img="$T/own.img"; truncate -s 1M "$img"
 if [ "$(id -u)" -eq 0 ] && l=$(losetup -f --show "$img" 2>/dev/null); then
   other=$(mktemp -d); truncate -s 1M "$other/foreign.img"

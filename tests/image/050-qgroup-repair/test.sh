@@ -94,9 +94,9 @@ gen1=$("$FSCTL" inspect dump-super --format json "$T/base.img" | python3 -c 'imp
 [ "$gen1" -eq $((gen0 + 1)) ] || fail "generation $gen0 -> $gen1, expect one commit"
 
 # A second run has nothing to do and writes nothing.
-before=$(sha256sum < "$T/base.img")
+before=$(img_sum "$T/base.img")
 "$FSCTL" -q qgroup verify --repair "$T/base.img" >/dev/null
-[ "$(sha256sum < "$T/base.img")" = "$before" ] || fail "a no-op repair changed the image"
+[ "$(img_sum "$T/base.img")" = "$before" ] || fail "a no-op repair changed the image"
 
 # The kernel mounts the result and its numbers after a rescan equal ours.
 if mkdir -p "$T/mnt" && mount -o loop "$T/base.img" "$T/mnt" 2>/dev/null; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 064-convert-refusals: what `fsctl convert` refuses, and --dry-run. Each case
 # checks the exit code of cmd/output.h, the message, and that the image is
-# byte-identical afterwards (sha256):
+# byte-identical afterwards (lib.sh img_sum: data regions and layout):
 #  - mounted (ro loop mount: identity checked; rw mount: exit code): exit 5;
 #  - already in the asked state (--no-bg-tree on a fresh image, --bg-tree
 #    on a converted one): exit 0, "nothing to do";
@@ -27,16 +27,15 @@ need_root
 MOUNT=1
 ( need_mount ) > /dev/null 2>&1 || { MOUNT=0; echo "NOTE: mount -o loop unavailable: the mounted, log-tree and ENOSPC cases are skipped"; }
 
-idsum() { if [ "$(stat -c %s "$1")" -gt $((1 << 30)) ]; then $CVTOOL digest "$1"; else sha256sum < "$1"; fi; }
-# expect RC PATTERN WHAT IMG ARGS...: run convert, compare exit code, message and sha256.
+# expect RC PATTERN WHAT IMG ARGS...: run convert, compare exit code, message and img_sum.
 expect() {
   local want=$1 pat=$2 what=$3 img=$4; shift 4
   local before rc=0
-  before=$(idsum "$img")
+  before=$(img_sum "$img")
   "$FSCTL" convert "$@" > "$T/out" 2>&1 || rc=$?
   [ "$rc" = "$want" ] || { cat "$T/out"; fail "$what: exit $rc, expect $want"; }
   grep -qiE "$pat" "$T/out" || { cat "$T/out"; fail "$what: message does not match /$pat/"; }
-  [ "$(idsum "$img")" = "$before" ] || fail "$what: the image changed"
+  [ "$(img_sum "$img")" = "$before" ] || fail "$what: the image changed"
   echo "$what: exit $rc, $(grep -v '^WARNING' "$T/out" | head -1 | cut -c1-150); image unchanged"
 }
 

@@ -55,19 +55,19 @@ for step in 20 10 5 3 2 1 64r 32r 16r 8r 4r 2r 1r; do
   [ $rc -eq 4 ] || { tail -5 "$T/fill.out"; fail "filling metadata $ops items a transaction: exit $rc, expect 4 (ENOSPC once full)"; }
   btrfs check --readonly "$IMG" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after filling ($ops)"; }
   cp --sparse=always "$IMG" "$T/try.img"
-  before=$(sha256sum < "$T/try.img")
+  before=$(img_sum "$T/try.img")
   if [ "$ops" -le 3 ] || [ "$ops" != "$step" ]; then
     rc=0
     "$FSCTL" balance -m "$T/try.img" > "$T/out" 2> "$T/err" || rc=$?
     [ $rc -eq 6 ] && grep_q "not enough metadata space.*nothing was written" < "$T/err" ||
       { cat "$T/err"; fail "balance -m, filled by $step: exit $rc, expect 6 (ENOSPC)"; }
-    [ "$(sha256sum < "$T/try.img")" = "$before" ] || fail "balance -m changed the image (filled by $step)"
+    [ "$(img_sum "$T/try.img")" = "$before" ] || fail "balance -m changed the image (filled by $step)"
   fi
   rc=0
   "$FSCTL" --format json convert --bg-tree "$T/try.img" > "$T/cv.json" 2> "$T/err" || rc=$?
   if [ $rc -eq 6 ]; then
     grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert, filled by $step: no ENOSPC message"; }
-    [ "$(sha256sum < "$T/try.img")" = "$before" ] || fail "convert --bg-tree failed with ENOSPC but changed the image (filled by $step)"
+    [ "$(img_sum "$T/try.img")" = "$before" ] || fail "convert --bg-tree failed with ENOSPC but changed the image (filled by $step)"
     echo "filled by $step: convert --bg-tree: $(cat "$T/err")"
     refused=$((refused + 1))
     continue
@@ -86,12 +86,12 @@ PY
   if [ "$batch" -lt 1024 ]; then
     halved=$((halved + 1))
     # Back on the same nearly full filesystem: done, or refused before any write.
-    back=$(sha256sum < "$T/try.img")
+    back=$(img_sum "$T/try.img")
     rc=0
     "$FSCTL" convert --no-bg-tree "$T/try.img" > /dev/null 2> "$T/err" || rc=$?
     if [ $rc -eq 6 ]; then
       grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert --no-bg-tree, filled by $step: no ENOSPC message"; }
-      [ "$(sha256sum < "$T/try.img")" = "$back" ] || fail "convert --no-bg-tree failed with ENOSPC but changed the image (filled by $step)"
+      [ "$(img_sum "$T/try.img")" = "$back" ] || fail "convert --no-bg-tree failed with ENOSPC but changed the image (filled by $step)"
       echo "filled by $step: --no-bg-tree refused before writing: $(cat "$T/err")"
     else
       [ $rc -eq 0 ] || { cat "$T/err"; fail "convert --no-bg-tree (filled by $step): exit $rc"; }

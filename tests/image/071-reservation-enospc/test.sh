@@ -6,21 +6,21 @@
 # planned changes replayed on a shadow of the tree (reserve_planned, which
 # stops the replay once it exceeds the free space of the filesystem). Each
 # must exit 4 with "not enough metadata space ... nothing was written", and
-# the image must be byte-identical (sha256) afterwards. A small transaction
+# the image must be byte-identical (lib.sh img_sum) afterwards. A small transaction
 # then still commits and btrfs check accepts the result.
 source "$(dirname "$0")/../common/lib.sh"
 TT=${FSCTL_TREE_TORTURE:-$(dirname "$FSCTL")/tests/tree_torture}
 [ -x "$TT" ] || skip "tree_torture not built ($TT)"
 
 mkimg "$T/e.img" 128M -n 4096 -m single
-before=$(sha256sum < "$T/e.img")
+before=$(img_sum "$T/e.img")
 expect_nospc() {
   local what=$1; shift
   local rc=0
   "$TT" "$T/e.img" -q "$@" > "$T/out" 2>&1 || rc=$?
   [ $rc -eq 4 ] || { cat "$T/out"; fail "$what: exit $rc, expect 4 (ENOSPC)"; }
   grep -q "not enough metadata space.*nothing was written" "$T/out" || { cat "$T/out"; fail "$what: no ENOSPC message"; }
-  [ "$(sha256sum < "$T/e.img")" = "$before" ] || fail "$what: the image changed"
+  [ "$(img_sum "$T/e.img")" = "$before" ] || fail "$what: the image changed"
   echo "$what: $(sed 's/^tree_torture: //' "$T/out")"
 }
 expect_nospc "counts" --reserve counts --ops 300000 --mix grow

@@ -30,12 +30,13 @@ set -e
 
 # What the image holds.
 cp --sparse=always "$IMG" "$T/copy.img"
+sums0=$(img_sum "$IMG" "$T/copy.img")
 t0=$SECONDS
 record_state "$IMG" "$T/s1"
 echo "recorded the state in $((SECONDS - t0)) s"
 record_state "$T/copy.img" "$T/s2"
 compare_state "$T/s1" "$T/s2" || fail "the state recorded from a copy differs"
-cmp -s "$IMG" "$T/copy.img" || fail "recording the state changed an image (ro mount wrote)"
+[ "$(img_sum "$IMG" "$T/copy.img")" = "$sums0" ] || fail "recording the state changed an image (ro mount wrote)"
 
 nsub=$(wc -l < "$T/s1/subvolumes.txt")
 [ "$nsub" -eq 17 ] || fail "expect 17 subvolumes (base + 16 snapshots), got $nsub"

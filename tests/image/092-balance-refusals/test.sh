@@ -30,11 +30,11 @@ refuse() {
   local name=$1 img=$2 want=$3 text=$4 rc
   shift 4
   local before after
-  before=$(sha256sum "$img" | cut -d' ' -f1)
+  before=$(img_sum "$img")
   set +e
   "$FSCTL" balance "$@" > "$T/$name.out" 2> "$T/$name.err"; rc=$?
   set -e
-  after=$(sha256sum "$img" | cut -d' ' -f1)
+  after=$(img_sum "$img")
   ! grep -qE "AddressSanitizer|runtime error:|terminate called" "$T/$name.err" || { cat "$T/$name.err"; fail "$name: crash"; }
   [ "$rc" -eq "$want" ] || { cat "$T/$name.err"; fail "$name: exit $rc, expect $want"; }
   grep -qF -- "$text" "$T/$name.err" || { cat "$T/$name.err"; fail "$name: the error does not say '$text'"; }
@@ -89,9 +89,9 @@ refuse drange-alone "$BASE" 2 "drange needs devid" -mdrange=0..100 "$BASE"
 refuse no-m "$BASE" 2 "give -m" "$BASE"
 
 # A dry run writes nothing.
-before=$(sha256sum "$BASE" | cut -d' ' -f1)
+before=$(img_sum "$BASE")
 "$FSCTL" --format json balance -m --dry-run "$BASE" > "$T/dry.json" || { cat "$T/dry.json"; fail "dry run failed"; }
-[ "$(sha256sum "$BASE" | cut -d' ' -f1)" = "$before" ] || fail "the dry run changed the image"
+[ "$(img_sum "$BASE")" = "$before" ] || fail "the dry run changed the image"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["dry_run"] and r["commits"] == 0 and r["reserved_bytes"] > 0, r' "$T/dry.json" ||
   fail "dry run report"
 echo "ok: dry run"

@@ -38,12 +38,12 @@ for name in basic-4k-crc32c-dup manybg-4k-single-1g quota-16k-xxhash-dup quota-4
   fixture_devs "$FX" "$name"
   case $name in
     mixed-bg-*|spacecache-v1-*)
-      before=$(cat "${devs[@]}" | sha256sum)
+      before=$(img_sum "${devs[@]}")
       set +e
       "$FSCTL" balance -m "${devs[@]}" > "$T/out" 2> "$T/err"; rc=$?
       set -e
       [ $rc -eq 4 ] || { cat "$T/err"; fail "$name: exit $rc, expect 4 (refused)"; }
-      [ "$(cat "${devs[@]}" | sha256sum)" = "$before" ] || fail "$name: the refused balance changed the image"
+      [ "$(img_sum "${devs[@]}")" = "$before" ] || fail "$name: the refused balance changed the image"
       echo "$name: refused as expected: $(head -1 "$T/err")"
       ran=$((ran + 1)); cv_cleanup; CV_LOOPS=(); rm -f "$T/$name"*.img
       continue ;;

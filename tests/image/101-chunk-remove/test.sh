@@ -15,7 +15,7 @@
 # The same on a 2-device raid1 image (one stripe per device goes), and on a
 # filesystem with a block group tree.
 # Refusals (acceptance 5), each exit code checked and the image byte-identical
-# (sha256) afterwards: alloc_chunk with no unallocated space left (ENOSPC,
+# (lib.sh img_sum) afterwards: alloc_chunk with no unallocated space left (ENOSPC,
 # after allocating chunks until the devices are full), RAID1 on one device
 # (ENOSPC), a SYSTEM chunk that no longer fits sys_chunk_array (ENOSPC), a
 # DATA chunk (unsupported); removing a block group that is not empty (the
@@ -97,9 +97,9 @@ kernel_rw bgt "$IMG"
 same_image() {  # WHAT EXPECTED-RC CMD...
   local what=$1 want=$2; shift 2
   local sum0 sum1 rc=0
-  sum0=$(sha256sum "$IMG" | cut -d' ' -f1)
+  sum0=$(img_sum "$IMG")
   "$@" > "$T/refusal.log" 2>&1 || rc=$?
-  sum1=$(sha256sum "$IMG" | cut -d' ' -f1)
+  sum1=$(img_sum "$IMG")
   [ "$rc" = "$want" ] || { cat "$T/refusal.log"; fail "$what: exit $rc, expect $want"; }
   [ "$sum0" = "$sum1" ] || fail "$what: the image changed"
   echo "refused ($rc, image unchanged): $what: $(grep chunk_torture "$T/refusal.log" | head -1 | sed 's/^chunk_torture: //')"

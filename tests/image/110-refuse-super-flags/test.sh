@@ -5,7 +5,7 @@
 # sprouts built on it). For each case every write command - convert both
 # ways, its --dry-run, balance -m and its --dry-run, qgroup verify --repair -
 # exits 4, names the flag (or the unknown bits in hex), and leaves the image
-# byte-identical (sha256):
+# byte-identical (lib.sh img_sum):
 #  - SEEDING set by the real btrfstune -S 1;
 #  - METADUMP (1<<33) and METADUMP_V2 (1<<34) as btrfs-image restores set them;
 #  - unknown superblock flag bits 37 and 50, an unknown compat_ro bit (1<<20),
@@ -22,7 +22,7 @@ need_root
 # refuse_all WHAT PATTERN IMG: every write command exits 4 matching PATTERN.
 refuse_all() {
   local what=$1 pat=$2 img=$3 before rc args
-  before=$(sha256sum < "$img")
+  before=$(img_sum "$img")
   for args in "convert --bg-tree" "convert --no-bg-tree" "convert --bg-tree --dry-run" "balance -m" \
               "balance -m --dry-run" "qgroup verify --repair"; do
     rc=0
@@ -30,7 +30,7 @@ refuse_all() {
     "$FSCTL" $args "$img" > "$T/out" 2>&1 || rc=$?
     [ "$rc" = 4 ] || { cat "$T/out"; fail "$what: '$args' exit $rc, expect 4"; }
     grep -qE -- "$pat" "$T/out" || { cat "$T/out"; fail "$what: '$args' message does not match /$pat/"; }
-    [ "$(sha256sum < "$img")" = "$before" ] || fail "$what: '$args' changed the image"
+    [ "$(img_sum "$img")" = "$before" ] || fail "$what: '$args' changed the image"
   done
   echo "$what: 6 write commands exit 4, image unchanged: $(head -1 "$T/out" | cut -c1-140)"
 }

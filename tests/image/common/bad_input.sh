@@ -7,11 +7,11 @@
 # expect RC CMD... (sets $ERRLINE, $STDERR), says TEXT... (checks $ERRLINE).
 EDIT="python3 $(dirname "${BASH_SOURCE[0]}")/btrfs_edit.py"
 
-# Records the sha256 of each file; `unchanged` checks them later.
-snap() { for f in "$@"; do sha256sum "$f" | cut -d' ' -f1 > "$f.sha"; done; }
+# Records the img_sum (lib.sh) of each file; `unchanged` checks them later.
+snap() { for f in "$@"; do img_sum "$f" > "$f.sha"; done; }
 unchanged() {
   for f in "$@"; do
-    [ "$(sha256sum "$f" | cut -d' ' -f1)" = "$(cat "$f.sha")" ] || fail "$f was modified by fsctl"
+    [ "$(img_sum "$f")" = "$(cat "$f.sha")" ] || fail "$f was modified by fsctl"
   done
 }
 

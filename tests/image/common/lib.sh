@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -62,6 +62,50 @@ need_mount() {
   if ! mount -o loop "$img" "$mnt" 2>/dev/null; then rm -f "$img"; skip "mount -o loop not available here"; fi
   umount "$mnt"; rm -f "$img"
 }
+# img_sum FILE...: one line per FILE, a sha256 over its size, the layout of
+# its data regions (SEEK_DATA/SEEK_HOLE offsets) and their bytes; for a
+# block device, over all of it. Where a test asserts "the image is
+# byte-identical", compare img_sum before and after: it reads only the data
+# regions of a sparse image (sha256sum read the whole 1 GiB of zeros again
+# and again: 2-10 s a call under load), and it is stricter than sha256sum
+# (a write of zeros into a hole changes the layout, and so the sum).
+img_sum() {
+  python3 - "$@" <<'PY'
+import errno, hashlib, os, stat, sys
+for path in sys.argv[1:]:
+    fd = os.open(path, os.O_RDONLY)
+    size = os.lseek(fd, 0, os.SEEK_END)
+    whole = stat.S_ISBLK(os.fstat(fd).st_mode)  # no SEEK_DATA on a block device
+    h = hashlib.sha256(b"img_sum v1 %d\n" % size)
+    off = 0
+    while off < size:
+        try:
+            d = off if whole else os.lseek(fd, off, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+            break  # only a hole left
+        e = size if whole else min(os.lseek(fd, d, os.SEEK_HOLE), size)
+        h.update(b"data %d %d\n" % (d, e))
+        pos = d
+        while pos < e:
+            buf = os.pread(fd, min(4 << 20, e - pos), pos)
+            if not buf:
+                raise SystemExit("img_sum: %s: short read at %d" % (path, pos))
+            h.update(buf)
+            pos += len(buf)
+        off = e
+    os.close(fd)
+    print(h.hexdigest())
+PY
+}
+# python3 through a version manager's shim (pyenv: a shell script that looks
+# up the version) took ~0.7 s a call here, and the tests call it hundreds of
+# times: call the interpreter the shim resolves to.
+if PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null) && [ -x "$PYTHON3" ] &&
+   [ "$(command -v python3)" != "$PYTHON3" ]; then
+  python3() { "$PYTHON3" "$@"; }
+fi
 mkimg() { local f=$1 size=$2; shift 2; rm -f "$f"; truncate -s "$size" "$f"; mkfs.btrfs -q -f "$@" "$f" >/dev/null; }
 # Unpacks ../shared/fixtures*/NAME.img.zst (or .devN) into DEST; returns 1 when absent.
 unpack_fixture() {
