@@ -43,9 +43,9 @@ trap - EXIT
 [ "${unalloc:-0}" -lt $((4 << 20)) ] || fail "device space left: $unalloc bytes"
 "$FSCTL" inspect block-groups "$IMG" | grep -E "METADATA|SYSTEM" || true
 
-before=$(sha256sum < "$IMG")
+before=$(img_sum "$IMG")
 "$FSCTL" --format json balance -musage=30 --dry-run "$IMG" > "$T/dry.json" 2> "$T/dry.err" || { cat "$T/dry.err"; fail "dry run"; }
-[ "$(sha256sum < "$IMG")" = "$before" ] || fail "the dry run changed the image"
+[ "$(img_sum "$IMG")" = "$before" ] || fail "the dry run changed the image"
 rc=0
 "$FSCTL" --format json balance -musage=30 "$IMG" > "$T/real.json" 2> "$T/real.err" || rc=$?
 [ $rc -eq 0 ] || { cat "$T/real.err"; fail "balance -musage=30 on a full device: exit $rc, expect 0"; }
