@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh asan
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+# malloc_context_size=10 (default 30): allocation stacks in ASan reports are
+# 10 frames deep; recording 30 cost ~13% of the CPU of the dump-heavy tests.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:malloc_context_size=10
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j2)
 scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
