@@ -86,6 +86,22 @@ json not_relocated_json(const relocation::BalanceReport& b) {
   return out;
 }
 
+// The dry run's list: each selected group in processing order with its
+// flags and use, and whether the run would leave it in place.
+void print_selected(const fs::FsInfo& fs, const relocation::BalanceReport& b, UnitMode units) {
+  for (u64 s : b.selected) {
+    const fs::BlockGroup* bg = fs.block_group_of(s);
+    if (!bg) continue;
+    std::string left;
+    for (const auto& n : b.not_relocated)
+      if (n.start == s) left = " (would be left in place: " + n.reason + ")";
+    double pct = bg->length ? 100.0 * static_cast<double>(bg->used) / static_cast<double>(bg->length) : 0.0;
+    std::printf("  block group %llu %s, %s used of %s (%.0f%%)%s\n", static_cast<unsigned long long>(s),
+                format::block_group_flags_to_string(bg->flags).c_str(), format_bytes(bg->used, units).c_str(),
+                format_bytes(bg->length, units).c_str(), pct, left.c_str());
+  }
+}
+
 int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   if (a.data)
     return usage_error(g, "-d (data block groups): fsctl relocates metadata only (-m, and -s for system block groups); "
@@ -190,10 +206,10 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
                 static_cast<unsigned long long>(b.commits), b.state_note.c_str());
   } else if (b.dry_run && b.whole_run_simulated) {
     std::printf("dry run (the whole balance, run on an in-memory copy): would relocate %llu of %llu selected block groups "
-                "(%llu tree blocks copied) in %llu commits, %s used; nothing written\n",
+                "(%llu tree blocks copied) in %llu commits, using %s, reserving %s; nothing written\n",
                 static_cast<unsigned long long>(b.block_groups_relocated), static_cast<unsigned long long>(b.block_groups_selected),
                 static_cast<unsigned long long>(b.relocation.tree_blocks_copied), static_cast<unsigned long long>(b.commits),
-                bytes_phrase(b.used_bytes, units).c_str());
+                bytes_phrase(b.used_bytes, units).c_str(), bytes_phrase(b.reserved_bytes, units).c_str());
   } else if (b.dry_run) {
     std::printf("dry run: %llu of %llu metadata and system block groups selected; the first batch would relocate %llu tree blocks, reserving %s; nothing written\n",
                 static_cast<unsigned long long>(b.block_groups_selected), static_cast<unsigned long long>(b.block_groups_metadata + b.block_groups_system),
@@ -207,6 +223,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
                 static_cast<unsigned long long>(b.relocation.qgroup_dirty_extents), static_cast<unsigned long long>(b.commits),
                 bytes_phrase(b.used_bytes, units).c_str(), format_bytes(b.reserved_bytes, units).c_str(), b.seconds);
   }
+  if (g.format == Format::text && b.dry_run && !b.interrupted) print_selected(**fs, b, units);
   for (const auto& n : b.not_relocated)
     rep.warning("block group " + std::to_string(n.start) + " (" + format::block_group_flags_to_string(n.flags) + ")" +
                 (b.dry_run ? " would not be relocated: " : " was not relocated: ") + n.reason);
