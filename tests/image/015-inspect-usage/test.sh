@@ -56,6 +56,7 @@ truncate -s 512M "$T/d1.img" "$T/d2.img"
 mkfs.btrfs -q -f -n 4096 -m raid1 -d raid0 "$T/d1.img" "$T/d2.img" > /dev/null
 l1=$(losetup -f --show "$T/d1.img"); l2=$(losetup -f --show "$T/d2.img")
 trap 'losetup -d "$l1" "$l2" 2>/dev/null || true' EXIT
+btrfs device scan "$l1" "$l2" > /dev/null
 mount "$l1" "$M"
 head -c 20M /dev/urandom > "$M/big"
 umount "$M"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 111-leftover-work: work the kernel left unfinished and resumes at the next
 # mount — a paused balance (BALANCE_ITEM), a relocation tree (ROOT_ITEM
-# (TREE_RELOC ROOT_ITEM 5)), a subvolume being deleted (ROOT_ITEM refs 0) —
+# (TREE_RELOC ROOT_ITEM 256)), a subvolume being deleted (ROOT_ITEM refs 0) —
 # is named by every command: balance refuses naming the balance's types and
 # the relocation tree's subvolume (092 checks the image stays identical);
 # check, convert and qgroup verify say it in a NOTE and in their JSON
@@ -20,13 +20,15 @@ mksnapimg "$IMG" 40 3
 # A paused kernel balance of metadata: BALANCE_ITEM (BALANCE_OBJECTID -4,
 # TEMPORARY_ITEM 248, 0), 448 bytes, flags METADATA (4).
 "$PUT" "$IMG" 1 -4 248 0 "04$(printf '0%.0s' $(seq 1 894))"
-# The relocation tree of subvolume 257: a copy of its ROOT_ITEM under
-# (TREE_RELOC -8, ROOT_ITEM 132, 257).
+# The relocation tree of subvolume sv (256): a copy of its ROOT_ITEM under
+# (TREE_RELOC -8, ROOT_ITEM 132, 256).
+key=$(btrfs inspect-internal dump-tree -t root "$IMG" | grep -oE 'key \(256 ROOT_ITEM [0-9]+\)' | head -1 | grep -oE '[0-9]+\)$' | tr -d ')')
+[ -n "$key" ] || fail "no ROOT_ITEM of subvolume 256"
+"$PUT" "$IMG" copy 1 256 132 "$key" -8 132 256
+# The snapshot (257) being deleted: ROOT_ITEM refs (offset 216) 0.
 key=$(btrfs inspect-internal dump-tree -t root "$IMG" | grep -oE 'key \(257 ROOT_ITEM [0-9]+\)' | head -1 | grep -oE '[0-9]+\)$' | tr -d ')')
-"$PUT" "$IMG" copy 1 257 132 "$key" -8 132 257
-# The snapshot (258) being deleted: ROOT_ITEM refs (offset 216) 0.
-key=$(btrfs inspect-internal dump-tree -t root "$IMG" | grep -oE 'key \(258 ROOT_ITEM [0-9]+\)' | head -1 | grep -oE '[0-9]+\)$' | tr -d ')')
-"$PUT" "$IMG" set-u32 1 258 132 "$key" 216 0
+[ -n "$key" ] || fail "no ROOT_ITEM of snapshot 257"
+"$PUT" "$IMG" set-u32 1 257 132 "$key" 216 0
 
 # leftover_ok FILE: the document's leftover_work names all three.
 leftover_ok() {
@@ -34,13 +36,13 @@ leftover_ok() {
 import json, sys
 w = json.load(open(sys.argv[1]))["leftover_work"]
 assert w["balance_paused"] is True and w["balance_types"] == ["metadata"], w
-assert w["relocation_trees"] == [257], w
-assert [d["root_id"] for d in w["dropping_subvolumes"]] == [258], w
+assert w["relocation_trees"] == [256], w
+assert [d["root_id"] for d in w["dropping_subvolumes"]] == [257], w
 PY
 }
 notes_ok() {
   grep_q "NOTE: a kernel balance of metadata block groups is paused" < "$1" || { cat "$1"; fail "$1: no balance NOTE"; }
-  grep_q "NOTE: the relocation tree of subvolume 257 remains" < "$1" || { cat "$1"; fail "$1: no relocation tree NOTE"; }
+  grep_q "NOTE: the relocation tree of subvolume 256 remains" < "$1" || { cat "$1"; fail "$1: no relocation tree NOTE"; }
 }
 
 rc=0
@@ -53,7 +55,7 @@ rc=0
 [ $rc -le 1 ] || { cat "$T/check.err"; fail "check: exit $rc"; }
 leftover_ok "$T/check.json"
 notes_ok "$T/check.err"
-grep_q "NOTE: subvolume 258 is being deleted" < "$T/check.err" || { cat "$T/check.err"; fail "check: no dropping NOTE"; }
+grep_q "NOTE: subvolume 257 is being deleted" < "$T/check.err" || { cat "$T/check.err"; fail "check: no dropping NOTE"; }
 
 "$FSCTL" --format json qgroup verify "$IMG" > "$T/v1.json" 2> "$T/verify.err" || true
 leftover_ok "$T/v1.json"
