@@ -50,6 +50,15 @@ mount_fs() {
   CV_MNTS+=("$mnt")
 }
 # sha256 of every regular file under DIR, sorted by path.
+# mk_many_bg IMG MNT: a 12 GiB image (4K nodes, single metadata) with 10
+# block groups — 8 data groups of 1 GiB preallocated by 7 files, metadata,
+# system — left mounted on MNT for the caller to add to and unmount.
+mk_many_bg() {
+  mkimg "$1" 12G -n 4096 -m single
+  mount_fs "$2" "$1"
+  local i
+  for i in 1 2 3 4 5 6 7; do fallocate -l 1G "$2/f$i"; done
+}
 sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
 # write_more MNT TAG: new files after a mount of the converted filesystem.
 write_more() {

@@ -21,9 +21,7 @@ source "$FSCTL_SRC/tests/image/060-convert-fresh/cvlib.sh"
 need_mount
 
 # 10 block groups: 8 data groups of 1 GiB preallocated, metadata, system.
-mkimg "$T/base.img" 12G -n 4096 -m single
-mount_fs "$T/mnt" "$T/base.img"
-for i in 1 2 3 4 5 6 7; do fallocate -l 1G "$T/mnt/f$i"; done
+mk_many_bg "$T/base.img" "$T/mnt"
 head -c 1M /dev/urandom > "$T/mnt/data"
 umount "$T/mnt"; CV_MNTS=()
 bgjson "$T/bg.base" "$T/base.img"

@@ -16,9 +16,7 @@ source "$(dirname "$0")/../common/lib.sh"
 source "$FSCTL_SRC/tests/image/060-convert-fresh/cvlib.sh"
 need_mount
 
-mkimg "$T/base.img" 12G -n 4096 -m single
-mount_fs "$T/mnt" "$T/base.img"
-for i in 1 2 3 4 5 6 7; do fallocate -l 1G "$T/mnt/f$i"; done
+mk_many_bg "$T/base.img" "$T/mnt"
 mkdir "$T/mnt/d"
 head -c 3M /dev/urandom > "$T/mnt/d/data"
 for i in 1 2 3 4 5 6 7 8; do head -c $((i * 1000)) /dev/urandom > "$T/mnt/d/s$i"; done
