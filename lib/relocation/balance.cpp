@@ -127,7 +127,18 @@ class BalanceJob final : public transaction::BatchJob {
   // A relocation that does not fit: a batch of several groups is split into
   // one group per step; a lone group is left where it is.
   bool skip_step(const Error& e) override {
-    if (!relocating_) return false;
+    if (!relocating_) {
+      // Removing the emptied groups does not fit (it rewrites chunk tree
+      // items: the system space is full and no SYSTEM chunk fits): they stay,
+      // empty, for a later run to remove.
+      for (u64 s : targets_) {
+        const auto* bg = fs_.block_group_of(s);
+        rep_.not_relocated.push_back({s, bg ? bg->flags : 0, "empty, but not removed: " + e.message});
+      }
+      ++batch_;
+      start_batch();
+      return true;
+    }
     // Back to the estimate at open for these groups (reserve_bound counted
     // the plan's blocks instead).
     if (plan_) rep_.tree_blocks_total = rep_.tree_blocks_total - plan_->target_blocks() + batch_estimate();
@@ -384,8 +395,9 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
     rep.interrupted = true;
     rep.state_note = job.progress_note();
   }
-  if (!rep.not_relocated.empty() && rep.block_groups_relocated == 0 && !opts.dry_run)
-    return make_error(Errc::nospc, "not enough metadata space to relocate any of the " + std::to_string(rep.selected.size()) +
+  // Exit 6 only when nothing could be done: no commit at all.
+  if (!rep.not_relocated.empty() && run.commits == 0 && !opts.dry_run)
+    return make_error(Errc::nospc, "not enough metadata space to relocate or remove any of the " + std::to_string(rep.selected.size()) +
                                        " selected block groups (" + rep.not_relocated.front().reason + "); nothing was written");
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;

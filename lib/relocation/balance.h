@@ -38,8 +38,9 @@ struct BalanceOptions {
   const StopRequest* stop = nullptr;
 };
 
-/// A selected block group the run could not relocate: its relocation's
-/// reservation did not fit even alone (Errc::nospc before any change).
+/// A selected block group the run left in place: its relocation's
+/// reservation did not fit even alone, or (empty) its removal's did not
+/// (Errc::nospc before any change).
 struct NotRelocated {
   u64 start = 0;
   u64 flags = 0;       // BLOCK_GROUP_* type and profile
