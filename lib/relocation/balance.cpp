@@ -81,6 +81,7 @@ class BalanceJob final : public transaction::BatchJob {
 
   Result<u64> reserve_bound(transaction::Transaction& t, u64) override {
     if (relocating_) {
+      FSCTL_TRY(check_system_space(t));
       PhaseTimer timer(fs_.phase_sink());
       FSCTL_TRY_ASSIGN(plan_, RelocationPlan::make(t, targets_));
       timer.mark("plan");
@@ -199,6 +200,21 @@ class BalanceJob final : public transaction::BatchJob {
       }
       if (relocating_) return;
     }
+  }
+
+  // The chunk tree blocks of system targets move to other system groups or
+  // a new SYSTEM chunk: Transaction::reserve counts metadata space only.
+  Status check_system_space(transaction::Transaction& t) const {
+    u64 used = 0;
+    for (u64 s : targets_)
+      if (const auto* bg = fs_.block_group_of(s); bg && (bg->flags & BLOCK_GROUP_SYSTEM)) used += bg->used;
+    if (!used) return {};
+    u64 need = used + 8ULL * fs_.nodesize();  // and a copied path of the chunk tree
+    FSCTL_TRY_ASSIGN(u64 have, t.system_bytes_available(need));
+    if (have >= need) return {};
+    return make_error(Errc::nospc, "not enough system space: relocating system block group tree blocks needs " +
+                                       std::to_string(need) + " bytes, " + std::to_string(have) +
+                                       " free in other system block groups and no SYSTEM chunk fits (nothing was written)");
   }
 
   // The tree blocks of batch_'s groups at open (their used over nodesize).

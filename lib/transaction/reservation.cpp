@@ -417,6 +417,18 @@ Result<u64> Transaction::reserve_measured(u64 measured) {
   return reserved_;
 }
 
+Result<u64> Transaction::system_bytes_available(u64 want) {
+  FSCTL_TRY(load_space());
+  u32 ns = nodesize();
+  u64 free = 0;
+  for (const auto& sp : alloc_.groups(true))
+    if (!alloc_.excluded(sp.start))
+      for (auto& [st, len] : sp.free) free += len / ns * ns;
+  if (free < want)
+    for (u64 length : chunks_.planned_lengths(fs_, true, want - free)) free += length;
+  return free;
+}
+
 Result<u64> Transaction::reserve_bytes(u64 want) {
   u32 ns = nodesize();
   u64 avail = allocatable_metadata_bytes() + alloc_.free_metadata_bytes(ns);

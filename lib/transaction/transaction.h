@@ -105,6 +105,13 @@ class Transaction final : public ctree::TreeWriter {
   /// cannot provide them. Nothing is written either way. Returns the
   /// reserved bytes.
   [[nodiscard]] Result<u64> reserve(const Reservation& r);
+  /// Bytes system block groups can take in this transaction, counted up to
+  /// `want`: free space of the system groups not excluded, then the SYSTEM
+  /// chunks still allocatable from unallocated device space (reserve()
+  /// counts metadata space only; relocating a system group's chunk tree
+  /// blocks needs system space). Errors: reading the free space of the
+  /// block groups (load_space).
+  [[nodiscard]] Result<u64> system_bytes_available(u64 want);
 
   /// Reserves for changes a rehearsal measured: `measured` bytes are what
   /// the same changes allocated on a rehearsal copy of this exact state
