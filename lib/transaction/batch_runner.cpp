@@ -135,9 +135,19 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     st.batch = pre.batch;
     if (o.dry_run) {
       st.reserved_bytes = pre.reserved_bytes;
-      if (!st.reserved_bytes) {
+      // The first step the real run would take: one the job gives up for
+      // lack of space (skip_step) is passed over, as the real run does.
+      while (!st.reserved_bytes && !job->done()) {
         u64 units = 0;
-        FSCTL_TRY_ASSIGN(st.reserved_bytes, reserve_step(*t, *job, nullptr, 0, st.batch, units, job->may_halve()));
+        auto r = reserve_step(*t, *job, nullptr, 0, st.batch, units, job->may_halve());
+        if (r) {
+          st.reserved_bytes = *r;
+          break;
+        }
+        if (r.error().code != Errc::nospc || !job->skip_step(r.error())) return make_error(r.error());
+        t.reset();
+        FSCTL_TRY_ASSIGN(t, Transaction::start(fs, job->allow_changing_bg_tree()));
+        job->prepare(*t);
       }
       return st;
     }

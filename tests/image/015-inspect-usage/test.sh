@@ -55,7 +55,7 @@ assert m and all(p["reclaimable_by_balance"] == 0 for p in m), m' "$T/usage.json
 truncate -s 512M "$T/d1.img" "$T/d2.img"
 mkfs.btrfs -q -f -n 4096 -m raid1 -d raid0 "$T/d1.img" "$T/d2.img" > /dev/null
 l1=$(losetup -f --show "$T/d1.img"); l2=$(losetup -f --show "$T/d2.img")
-trap 'losetup -d "$l1" "$l2" 2>/dev/null || true' EXIT
+trap 'release_all "$M" -- "$l1" "$l2"' EXIT
 btrfs device scan "$l1" "$l2" > /dev/null
 mount "$l1" "$M"
 head -c 20M /dev/urandom > "$M/big"
