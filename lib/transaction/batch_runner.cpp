@@ -96,6 +96,23 @@ void report_step(ProgressObserver& observer, const BatchJob& job, u64 step, cons
   observer.on_progress(counts);
 }
 
+/// A dry run from bounds: the reservation of the first step the real run
+/// would take — a step the job gives up for lack of space (skip_step) is
+/// passed over, as the real run does. `t` is prepared for the job's next
+/// step. Returns 0 when the job gave up every step. Errors: as reserve_step.
+Result<u64> reserve_first_step(fs::FsInfo& fs, BatchJob& job, std::unique_ptr<Transaction> t, u64& batch) {
+  while (!job.done()) {
+    u64 units = 0;
+    auto r = reserve_step(*t, job, nullptr, 0, batch, units, job.may_halve());
+    if (r) return *r;
+    if (r.error().code != Errc::nospc || !job.skip_step(r.error())) return make_error(r.error());
+    t.reset();
+    FSCTL_TRY_ASSIGN(t, Transaction::start(fs, job.allow_changing_bg_tree()));
+    job.prepare(*t);
+  }
+  return 0;
+}
+
 }  // namespace
 
 Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactory& make, const RunnerOptions& o) {
@@ -135,20 +152,7 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     st.batch = pre.batch;
     if (o.dry_run) {
       st.reserved_bytes = pre.reserved_bytes;
-      // The first step the real run would take: one the job gives up for
-      // lack of space (skip_step) is passed over, as the real run does.
-      while (!st.reserved_bytes && !job->done()) {
-        u64 units = 0;
-        auto r = reserve_step(*t, *job, nullptr, 0, st.batch, units, job->may_halve());
-        if (r) {
-          st.reserved_bytes = *r;
-          break;
-        }
-        if (r.error().code != Errc::nospc || !job->skip_step(r.error())) return make_error(r.error());
-        t.reset();
-        FSCTL_TRY_ASSIGN(t, Transaction::start(fs, job->allow_changing_bg_tree()));
-        job->prepare(*t);
-      }
+      if (!st.reserved_bytes) FSCTL_TRY_ASSIGN(st.reserved_bytes, reserve_first_step(fs, *job, std::move(t), st.batch));
       return st;
     }
   } else if (o.dry_run) {
