@@ -152,7 +152,9 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     st.batch = pre.batch;
     if (o.dry_run) {
       st.reserved_bytes = pre.reserved_bytes;
-      if (!st.reserved_bytes) FSCTL_TRY_ASSIGN(st.reserved_bytes, reserve_first_step(fs, *job, std::move(t), st.batch));
+      if (!st.reserved_bytes) {
+        FSCTL_TRY_ASSIGN(st.reserved_bytes, reserve_first_step(fs, *job, std::move(t), st.batch));
+      }
       return st;
     }
   } else if (o.dry_run) {
