@@ -2,6 +2,7 @@
 // `fsctl inspect usage DEV...`: what `btrfs filesystem usage` shows for a
 // mounted filesystem (which no tool shows for an unmounted one), plus what
 // a metadata balance could give back to unallocated space.
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -25,7 +26,11 @@ std::string kind_name(u64 flags) {
                      : (flags & format::BLOCK_GROUP_DATA)                                        ? "Data"
                      : (flags & format::BLOCK_GROUP_METADATA)                                    ? "Metadata"
                                                                                                  : "System";
-  return type + "," + format::profile_name(flags);
+  // btrfs-progs' profile names: "single" lower case, the others upper case.
+  std::string profile = format::profile_name(flags);
+  if (profile != "single")
+    for (char& c : profile) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return type + "," + profile;
 }
 
 json usage_json(const fs::FsInfo& fs, const fs::SpaceUsage& u) {
