@@ -22,15 +22,15 @@ mount -o loop "$IMG" "$M"
 trap 'umount "$M" 2>/dev/null || true' EXIT
 btrfs quota enable "$M"
 btrfs subvolume create "$M/sv" > /dev/null
-# ~45k inline files fill two or three metadata block groups; removing two of
+# ~30k inline files fill two metadata block groups; removing two of
 # every three leaves each group partly used (and the metadata a dry run
 # relocates well inside its in-memory copy's 40 MiB).
 python3 - "$M/sv" <<'PY'
 import os, sys
 d = sys.argv[1]
-for i in range(45000):
+for i in range(30000):
     with open(f"{d}/f{i}", "wb") as f: f.write(os.urandom(900))
-for i in range(45000):
+for i in range(30000):
     if i % 3: os.unlink(f"{d}/f{i}")
 PY
 btrfs filesystem sync "$M"
