@@ -20,5 +20,8 @@ esac
 # shellcheck source=scripts/generator.sh
 source scripts/generator.sh
 cmake_generator "$dir"
+# ccache where installed (developer machines; CI has none and builds once):
+# with base_dir set in its config, worktrees of one commit share objects.
+if command -v ccache >/dev/null; then flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$dir" "${GENERATOR[@]}" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
