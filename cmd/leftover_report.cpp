@@ -23,10 +23,7 @@ nlohmann::ordered_json leftover_work_json(const fs::LeftoverWork& work) {
   json types = nullptr;
   if (work.balance_flags) {
     types = json::array();
-    for (auto [bit, name] : {std::pair{format::BALANCE_FLAG_DATA, "data"},
-                             std::pair{format::BALANCE_FLAG_METADATA, "metadata"},
-                             std::pair{format::BALANCE_FLAG_SYSTEM, "system"}})
-      if (*work.balance_flags & bit) types.push_back(name);
+    for (std::string_view name : format::balance_type_names(*work.balance_flags)) types.push_back(name);
   }
   json dropping = json::array();
   for (const auto& d : work.dropping)

@@ -14,11 +14,17 @@ Result<BalanceItemRecord> decode_balance_item(std::span<const u8> data) {
   return out;
 }
 
-std::string balance_types_to_string(u64 flags) {
-  std::string out;
+std::vector<std::string_view> balance_type_names(u64 flags) {
+  std::vector<std::string_view> out;
   for (auto [bit, name] : {std::pair{BALANCE_FLAG_DATA, "data"}, std::pair{BALANCE_FLAG_METADATA, "metadata"},
                            std::pair{BALANCE_FLAG_SYSTEM, "system"}})
-    if (flags & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+    if (flags & bit) out.emplace_back(name);
+  return out;
+}
+
+std::string balance_types_to_string(u64 flags) {
+  std::string out;
+  for (std::string_view name : balance_type_names(flags)) out += (out.empty() ? "" : ", ") + std::string(name);
   return out.empty() ? "no type" : out;
 }
 

@@ -8,6 +8,8 @@
 #pragma once
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "lib/base/ints.h"
 #include "lib/base/result.h"
@@ -26,6 +28,9 @@ struct BalanceItemRecord {
 };
 /// Errors: Errc::corrupt "balance item of N bytes, expect 448".
 [[nodiscard]] Result<BalanceItemRecord> decode_balance_item(std::span<const u8> data);
+/// The block group types a balance item's flags select, in the kernel's order
+/// ("data", "metadata", "system"; BTRFS_BALANCE_DATA/METADATA/SYSTEM bits).
+[[nodiscard]] std::vector<std::string_view> balance_type_names(u64 flags);
 /// "data, metadata, system" for the type bits set ("no type" when none).
 [[nodiscard]] std::string balance_types_to_string(u64 flags);
 

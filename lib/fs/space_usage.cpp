@@ -19,7 +19,7 @@ Result<u64> stripe_length(const Chunk& c) {
   const volumes::RaidProfile* p = volumes::raid_profile(c.type);
   if (!p || c.num_stripes == 0)
     return make_error(Errc::corrupt, "chunk " + std::to_string(c.logical) + " has an unknown profile or no stripes");
-  u64 data = p->nparity ? c.num_stripes - static_cast<u64>(p->nparity) : c.num_stripes / static_cast<u64>(p->ncopies);
+  u64 data = volumes::data_stripes(*p, c.num_stripes);
   return c.length / std::max<u64>(data, 1);
 }
 

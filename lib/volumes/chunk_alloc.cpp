@@ -123,7 +123,7 @@ Result<ChunkPlan> plan_chunk(u64 flags, const std::vector<DeviceSpace>& devs, u3
   ndevs = std::min(ndevs, devs_max);
   u64 stripe = choices[ndevs - 1].max_avail / dev_stripes;
   u64 num_stripes = ndevs * dev_stripes;
-  u64 data_stripes = (num_stripes - static_cast<u64>(prof->nparity)) / static_cast<u64>(prof->ncopies);
+  u64 data_stripes = volumes::data_stripes(*prof, num_stripes);
   if (stripe * data_stripes > max_chunk) {
     u64 per = max_chunk / data_stripes;
     stripe = std::min((per + 16 * MiB - 1) / (16 * MiB) * (16 * MiB), stripe);

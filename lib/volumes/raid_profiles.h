@@ -27,4 +27,12 @@ struct RaidProfile {
 /// The row for the profile bits of `flags`. Unknown combinations yield nullptr.
 [[nodiscard]] const RaidProfile* raid_profile(u64 flags);
 
+/// Stripes of a chunk of `num_stripes` that hold distinct data (copies and
+/// parity excluded): (num_stripes - nparity) / ncopies, as the kernel's
+/// calc_data_stripes (volumes.c). 0 when num_stripes <= nparity.
+[[nodiscard]] inline u64 data_stripes(const RaidProfile& p, u64 num_stripes) {
+  u64 parity = static_cast<u64>(p.nparity);
+  return num_stripes <= parity ? 0 : (num_stripes - parity) / static_cast<u64>(p.ncopies);
+}
+
 }  // namespace fsctl::volumes
