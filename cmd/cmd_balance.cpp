@@ -86,6 +86,27 @@ json not_relocated_json(const relocation::BalanceReport& b) {
   return out;
 }
 
+// The chunks the run created (a dry run: would create), for the JSON report;
+// null for a dry run that planned only its first batch (not known).
+json chunks_created_json(const relocation::BalanceReport& b) {
+  if (b.dry_run && !b.whole_run_simulated) return nullptr;
+  json out = json::array();
+  for (const auto& c : b.chunks_created)
+    out.push_back({{"start", c.logical}, {"length", c.length}, {"flags", format::block_group_flags_to_string(c.flags)}});
+  return out;
+}
+
+// One line per chunk the run created (a dry run: would create).
+void print_chunks_created(const relocation::BalanceReport& b, UnitMode units) {
+  if (b.dry_run && !b.whole_run_simulated) {
+    std::printf("  new chunks: not known (only the first batch was planned)\n");
+    return;
+  }
+  for (const auto& c : b.chunks_created)
+    std::printf("  %s chunk %llu %s, %s\n", b.dry_run ? "would create" : "created", static_cast<unsigned long long>(c.logical),
+                format::block_group_flags_to_string(c.flags).c_str(), format_bytes(c.length, units).c_str());
+}
+
 // The dry run's list: each selected group in processing order with its
 // flags and use, and whether the run would leave it in place.
 void print_selected(const fs::FsInfo& fs, const relocation::BalanceReport& b, UnitMode units) {
@@ -200,6 +221,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
     if (b.interrupted) out["state_note"] = b.state_note;
     out["whole_run_simulated"] = b.whole_run_simulated;
     out["not_relocated"] = not_relocated_json(b);
+    out["chunks_created"] = chunks_created_json(b);
     std::cout << out.dump(2) << '\n';
   } else if (b.interrupted) {
     std::printf("interrupted (%s) after %llu commits: %s\n", InterruptScope::signal_name(),
@@ -224,6 +246,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
                 bytes_phrase(b.used_bytes, units).c_str(), format_bytes(b.reserved_bytes, units).c_str(), b.seconds);
   }
   if (g.format == Format::text && b.dry_run && !b.interrupted) print_selected(**fs, b, units);
+  if (g.format == Format::text && !b.interrupted) print_chunks_created(b, units);
   for (const auto& n : b.not_relocated)
     rep.warning("block group " + std::to_string(n.start) + " (" + format::block_group_flags_to_string(n.flags) + ")" +
                 (b.dry_run ? " would not be relocated: " : " was not relocated: ") + n.reason);

@@ -73,6 +73,17 @@ struct BgTreeState {
   [[nodiscard]] std::string describe() const;
 };
 
+class FsInfo;
+
+/// A rehearsal copy (FsInfo::rehearsal_copy) and the memory budget of its
+/// overlays.
+struct RehearsalCopy {
+  std::unique_ptr<FsInfo> fs;
+  std::shared_ptr<io::OverlayBudget> budget;
+  /// True once the copy's writes outgrew the budget: its results are void.
+  [[nodiscard]] bool outgrown() const { return budget->exceeded; }
+};
+
 class FsInfo final : public ctree::BlockSource {
  public:
   /// The open sequence: devices and superblock → sys_chunk_array → chunk tree
@@ -90,10 +101,12 @@ class FsInfo final : public ctree::BlockSource {
   /// so a write job can run and commit on it for real while the devices
   /// stay untouched. It reads clean blocks from this FsInfo's cache when it
   /// has not written them itself, and keeps its own in a cache of
-  /// `cache_bytes`. Its overlays share `budget`. REQUIRES: this FsInfo
-  /// outlives the copy and commits nothing while the copy is in use.
+  /// min(this cache's budget, 16 MiB). Its overlays together hold at most `overlay_bytes` of written blocks:
+  /// past that, RehearsalCopy::outgrown() is true and the copy's further
+  /// results mean nothing. REQUIRES: this FsInfo outlives the copy and
+  /// commits nothing while the copy is in use.
   /// Errors: those of reading the devices' superblocks through the overlays.
-  [[nodiscard]] Result<std::unique_ptr<FsInfo>> rehearsal_copy(std::shared_ptr<io::OverlayBudget> budget, u64 cache_bytes);
+  [[nodiscard]] Result<RehearsalCopy> rehearsal_copy(u64 overlay_bytes);
 
   // BlockSource.
   [[nodiscard]] Result<cache::TreeBlockRef> read_tree_block(u64 bytenr, const ctree::ParentCheck& check) override;

@@ -5,9 +5,15 @@
 // run reserves it).
 #include "lib/fs/fs_info.h"
 
+#include <algorithm>
+
 namespace fsctl::fs {
 
-Result<std::unique_ptr<FsInfo>> FsInfo::rehearsal_copy(std::shared_ptr<io::OverlayBudget> budget, u64 cache_bytes) {
+Result<RehearsalCopy> FsInfo::rehearsal_copy(u64 overlay_bytes) {
+  auto budget = std::make_shared<io::OverlayBudget>();
+  budget->limit = overlay_bytes;
+  // The copy reads what this FsInfo has cached; its own cache is small.
+  u64 cache_bytes = std::min<u64>(cache_.budget(), 16ULL << 20);
   std::vector<std::unique_ptr<io::BlockDevice>> devs;
   for (auto& [devid, d] : devices_.devices()) devs.push_back(io::make_overlay_device(*d.dev, budget));
   std::unique_ptr<FsInfo> c(new FsInfo());
@@ -27,7 +33,7 @@ Result<std::unique_ptr<FsInfo>> FsInfo::rehearsal_copy(std::shared_ptr<io::Overl
   c->bg_state_ = bg_state_;
   c->block_groups_loaded_ = block_groups_loaded_;
   c->parent_ = this;
-  return c;
+  return RehearsalCopy{std::move(c), std::move(budget)};
 }
 
 }  // namespace fsctl::fs

@@ -363,14 +363,12 @@ std::vector<std::size_t> batch_ends(fs::FsInfo& fs, const BalanceOptions& opts, 
 // (FsInfo::rehearsal_copy; the engine is deterministic, so the copy's run is
 // the real one): nullopt when the copy's writes outgrow `memory` bytes.
 Result<std::optional<BalanceReport>> simulate_whole_run(fs::FsInfo& fs, const BalanceOptions& opts, u64 memory) {
-  auto budget = std::make_shared<io::OverlayBudget>();
-  budget->limit = memory;
-  FSCTL_TRY_ASSIGN(auto copy, fs.rehearsal_copy(budget, std::min<u64>(fs.cache().budget(), 16ULL << 20)));
+  FSCTL_TRY_ASSIGN(fs::RehearsalCopy copy, fs.rehearsal_copy(memory));
   BalanceOptions real = opts;
   real.dry_run = false;
   real.progress = nullptr;
-  auto r = balance_metadata(*copy, real);
-  if (budget->exceeded) return std::optional<BalanceReport>{};
+  auto r = balance_metadata(*copy.fs, real);
+  if (copy.outgrown()) return std::optional<BalanceReport>{};
   if (!r) return make_error(r.error().code, r.error().message + " (in a dry run of the whole balance on an in-memory copy; nothing was written)");
   r->dry_run = true;
   r->whole_run_simulated = true;
@@ -407,6 +405,7 @@ Result<BalanceReport> balance_metadata(fs::FsInfo& fs, const BalanceOptions& opt
   rep.tree_blocks_written_early += run.tree_blocks_written_early;
   rep.reserved_bytes += run.reserved_bytes;
   rep.used_bytes += run.used_bytes;
+  rep.chunks_created.insert(rep.chunks_created.end(), run.chunks_created.begin(), run.chunks_created.end());
   if (run.interrupted) {
     rep.interrupted = true;
     rep.state_note = job.progress_note();

@@ -15,6 +15,7 @@
 #include "lib/fs/fs_info.h"
 #include "lib/relocation/filters.h"
 #include "lib/relocation/relocate.h"
+#include "lib/transaction/batch_runner.h"
 
 namespace fsctl::relocation {
 
@@ -70,7 +71,9 @@ struct BalanceReport {
   u64 tree_blocks_written_early = 0;  // of tree_blocks_written: by bounded writeback before a commit
   u64 reserved_bytes = 0;  // sum over transactions (dry run: the first batch's)
   u64 used_bytes = 0;      // metadata bytes newly allocated, sum over transactions
-  u64 chunks_allocated = 0;
+  /// Chunks the run created (for the relocated copies), in order. A dry run
+  /// knows them only when whole_run_simulated.
+  std::vector<transaction::RunStats::ChunkCreated> chunks_created;
   bool dry_run = false;
   bool interrupted = false;  // stopped early by BalanceOptions::stop
   std::string state_note;    // then: where the filesystem stands, how to go on

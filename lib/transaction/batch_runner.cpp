@@ -31,13 +31,10 @@ Error after_commits(const Error& e, const BatchJob& job, const RunStats& st) {
 /// that halving cannot cure; Errc::aborted with `*too_big` set when the
 /// rehearsal needs more memory than allowed.
 Result<Rehearsal> rehearse(fs::FsInfo& fs, const JobFactory& make, const RunnerOptions& o, bool* too_big) {
-  auto budget = std::make_shared<io::OverlayBudget>();
-  budget->limit = o.rehearsal_memory;
-  // The copy reads what the real FsInfo has cached; its own cache is small,
-  // its writeback threshold the real one's, so that its transactions behave
-  // exactly as the real ones will.
-  u64 cache = std::min<u64>(fs.cache().budget(), 16ULL << 20);
-  FSCTL_TRY_ASSIGN(auto copy, fs.rehearsal_copy(budget, cache));
+  // The copy's writeback threshold is the real one's, so that its
+  // transactions behave exactly as the real ones will.
+  FSCTL_TRY_ASSIGN(fs::RehearsalCopy rc, fs.rehearsal_copy(o.rehearsal_memory));
+  fs::FsInfo* copy = rc.fs.get();
   FSCTL_TRY_ASSIGN(auto job, make(*copy));
   Rehearsal r;
   r.batch = std::max<u64>(o.batch, 1);
@@ -50,9 +47,9 @@ Result<Rehearsal> rehearse(fs::FsInfo& fs, const JobFactory& make, const RunnerO
     job->prepare(*t);
     Status st = job->apply(*t, units);
     if (st) st = t->commit(job->super_changes(units));
-    if (budget->exceeded) {
+    if (rc.outgrown()) {
       *too_big = true;
-      return make_error(Errc::aborted, "the rehearsal needs more than " + std::to_string(budget->limit) + " bytes of memory");
+      return make_error(Errc::aborted, "the rehearsal needs more than " + std::to_string(o.rehearsal_memory) + " bytes of memory");
     }
     if (!st) {
       if (st.error().code == Errc::nospc && job->may_halve() && units > 1) {
@@ -203,6 +200,7 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     st.used_bytes += (*t)->stats().used_bytes;
     st.tree_blocks_written += (*t)->stats().blocks_written;
     st.tree_blocks_written_early += (*t)->stats().blocks_written_early;
+    for (const auto& c : (*t)->chunks().created()) st.chunks_created.push_back({c.logical, c.length, c.type});
     if (auto c = job->committed(units); !c) return make_error(after_commits(c.error(), *job, st));
     if (o.progress) report_step(*o.progress, *job, st.commits, **t, units);
   }

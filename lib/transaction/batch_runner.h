@@ -128,6 +128,12 @@ struct RunStats {
   u64 batch = 0;           // units per step the run ended with (halved while steps did not fit)
   bool rehearsed = false;  // reserved from a rehearsal (else from bounds)
   bool interrupted = false;  // stopped early by RunnerOptions::stop (the filesystem at its last commit)
+  /// Chunks the committed steps created (by the allocator, or the job's
+  /// convert= profile), in order: logical start, length, type|profile flags.
+  struct ChunkCreated {
+    u64 logical = 0, length = 0, flags = 0;
+  };
+  std::vector<ChunkCreated> chunks_created;
 };
 
 /// Steps with fewer estimated blocks than this are rehearsed (BatchJob::estimate_blocks).

@@ -68,6 +68,13 @@ class ChunkChanges {
   /// Transaction::allocatable_metadata_bytes (transaction.h documents it).
   [[nodiscard]] u64 allocatable_metadata_bytes(const fs::FsInfo& fs) const;
 
+  /// The chunks this transaction created, in order (CHUNK_ITEMs as written).
+  [[nodiscard]] std::vector<format::Chunk> created() const {
+    std::vector<format::Chunk> out;
+    for (const auto& n : new_chunks_) out.push_back(n.chunk);
+    return out;
+  }
+
   /// After the commit: each device's superblock gets its rewritten DEV_ITEM.
   void publish_dev_items(fs::FsInfo& fs) const;
   /// Whether FsInfo's volume state was changed (a commit then reloads it).

@@ -32,7 +32,19 @@ for step in "single -f" "dup"; do
   prof=$1
   record_state "$IMG" "$T/before-$prof"
   metadata_starts "$T/before-$prof/block-groups.json" > "$T/old-$prof"
+  # The dry run names the chunks the run will create (the whole run on a
+  # copy), and the real run creates exactly those.
+  "$FSCTL" balance --dry-run ${2:-} -mconvert=$prof "$IMG" > "$T/dry-$prof.out" || { cat "$T/dry-$prof.out"; fail "dry run of convert=$prof failed"; }
+  grep_q -E "^  would create chunk [0-9]+ METADATA\|" < "$T/dry-$prof.out" || { cat "$T/dry-$prof.out"; fail "the dry run of convert=$prof lists no new chunk"; }
+  "$FSCTL" --format json balance --dry-run ${2:-} -mconvert=$prof "$IMG" > "$T/dry-$prof.json"
   "$FSCTL" --format json balance ${2:-} -mconvert=$prof "$IMG" > "$T/conv-$prof.json" || { cat "$T/conv-$prof.json"; fail "convert=$prof failed"; }
+  python3 - "$T/dry-$prof.json" "$T/conv-$prof.json" <<'PY' || fail "convert=$prof: the chunks created differ from the dry run's"
+import json, sys
+dry, real = (json.load(open(p)) for p in sys.argv[1:3])
+assert dry["whole_run_simulated"], dry
+assert real["chunks_created"], real
+assert dry["chunks_created"] == real["chunks_created"], (dry["chunks_created"], real["chunks_created"])
+PY
   profiles_are "$IMG" "$prof" || fail "after convert=$prof the profiles are not all $prof"
   balance_after_checks "$IMG" "$T/before-$prof" "$T/old-$prof" "to-$prof"
   echo "convert=$prof: ok"
