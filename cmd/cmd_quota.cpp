@@ -41,6 +41,7 @@ int run_disable(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["dry_run"] = dry_run;
     out["quota_was_enabled"] = d.quota_was_enabled;
     out["status_flags"] = d.status_flags;
+    out["simple_quota"] = d.simple_quota;
     out["qgroups"] = d.qgroups;
     out["relations"] = d.relations;
     out["quota_tree_blocks"] = d.quota_tree_blocks;
@@ -74,6 +75,8 @@ int run_disable(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   std::printf("quota disabled: transaction %llu deleted the quota tree (%s; %llu tree blocks written, %s used of %s reserved)\n",
               static_cast<unsigned long long>(d.transid), what.c_str(), static_cast<unsigned long long>(d.blocks_written),
               bytes_phrase(d.used_bytes, units).c_str(), format_bytes(d.reserved_bytes, units).c_str());
+  if (d.simple_quota)
+    std::printf("simple quotas: the SIMPLE_QUOTA incompat bit stays set, as the kernel's quota disable leaves it (the data extents keep their owner refs)\n");
   return EXIT_OK;
 }
 

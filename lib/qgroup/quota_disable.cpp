@@ -66,14 +66,13 @@ Result<QuotaDisableResult> disable_quota(fs::FsInfo& fs, const QuotaDisableOptio
       res.relations += q.parents.size();
     }
   }
-  // Simple quotas leave an EXTENT_OWNER_REF in every data extent item born
-  // under them; without the SIMPLE_QUOTA incompat bit the kernel takes that
-  // ref for corruption, so the bit cannot simply be cleared with the tree
-  // (btrfstune --remove-simple-quota first rewrites every such item).
-  if ((fs.super().incompat_flags.get() & INCOMPAT_SIMPLE_QUOTA) || (quota && quota->simple_mode()))
-    return make_error(Errc::unsupported,
-                      "simple quotas (SIMPLE_QUOTA): removing their owner refs from the data extent items is not supported "
-                      "yet; mount and run btrfs quota disable, or use btrfstune --remove-simple-quota (btrfs-progs 6.7+)");
+  // Simple quotas: the kernel's quota disable deletes the quota tree and
+  // keeps the SIMPLE_QUOTA incompat bit, because the EXTENT_OWNER_REFs of the
+  // data extents born under them stay and are valid only with the bit
+  // (checked on kernel 6.18: bit and refs remain, btrfs check 6.19 clean).
+  // The same here; btrfstune --remove-simple-quota also rewrites every such
+  // extent item to clear the bit.
+  res.simple_quota = (fs.super().incompat_flags.get() & INCOMPAT_SIMPLE_QUOTA) || (quota && quota->simple_mode());
   FSCTL_TRY_ASSIGN(res.quota_tree_blocks, count_blocks(fs, *root));
 
   QuotaDisableJob job(res.quota_tree_blocks);

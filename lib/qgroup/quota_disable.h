@@ -17,6 +17,7 @@ struct QuotaDisableOptions {
 struct QuotaDisableResult {
   bool quota_was_enabled = false;  // a quota tree existed (false: nothing to do)
   u64 status_flags = 0;            // QGROUP_STATUS flags found (0 without a status item)
+  bool simple_quota = false;       // simple quotas: the SIMPLE_QUOTA incompat bit stays (as the kernel leaves it)
   u64 qgroups = 0;                 // QGROUP_INFO items removed with the tree
   u64 relations = 0;               // QGROUP_RELATION pairs removed with the tree
   u64 quota_tree_blocks = 0;       // tree blocks of the quota tree freed
@@ -36,12 +37,12 @@ struct QuotaDisableResult {
 /// Rehearsed whole on an in-memory copy first (batch_runner.h): a refusal
 /// or ENOSPC is found before any write. With `dry_run` nothing is written.
 /// REQUIRES: `fs` opened for writing with block groups (a dry run too).
-/// Errors, nothing written: Errc::unsupported for simple quotas (the
-/// SIMPLE_QUOTA incompat bit or SIMPLE_MODE status: their data extents
-/// carry EXTENT_OWNER_REFs the kernel rejects without the bit) and for a
-/// quota tree block that is not the tree's alone (a wrong owner, more than
-/// one reference); Errc::nospc; read errors (Errc::io, Errc::csum,
-/// Errc::corrupt) naming the bytenr.
+/// Simple quotas (SIMPLE_QUOTA incompat bit) are disabled as the kernel
+/// does it: the bit stays, as do the EXTENT_OWNER_REFs of data extents that
+/// need it. Errors, nothing written: Errc::unsupported for a quota tree
+/// block that is not the tree's alone (a wrong owner, more than one
+/// reference) and the write gate's refusals; Errc::nospc; read errors
+/// (Errc::io, Errc::csum, Errc::corrupt) naming the bytenr.
 [[nodiscard]] Result<QuotaDisableResult> disable_quota(fs::FsInfo& fs, const QuotaDisableOptions& opts);
 
 }  // namespace fsctl::qgroup
