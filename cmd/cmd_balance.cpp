@@ -4,6 +4,7 @@
 // start (-musage=50,limit=2); --metadata=FILTERS is the long form.
 // `fsctl balance start ...` is the same command (btrfs' spelling); -d and a
 // filter given as a separate word (-m usage=50) are usage errors saying why.
+// `balance cancel` is cmd_balance_cancel.cpp.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -317,8 +318,14 @@ void register_balance(CLI::App& app, const GlobalOptions& g, Action& action) {
       ->check(CLI::Range(1, 1 << 20));
   b->add_option("--verify-qgroups", a->verify, "Verify qgroups after the last commit: auto (when quota is on), yes, no")
       ->check(CLI::IsMember({"auto", "yes", "no"}));
-  b->add_option("devices", a->devs, "All devices of the filesystem")->required();
-  b->callback([&g, &action, a] { action = [&g, a] { return run_balance(g, *a); }; });
+  // Not required here: `balance cancel DEV...` takes its own devices.
+  b->add_option("devices", a->devs, "All devices of the filesystem");
+  CLI::App* cancel = register_balance_cancel(*b, g, action);
+  b->callback([&g, &action, a, cancel] {
+    if (cancel->parsed()) return;
+    if (a->devs.empty()) throw CLI::RequiredError("devices");
+    action = [&g, a] { return run_balance(g, *a); };
+  });
 }
 
 }  // namespace fsctl::cmd

@@ -45,6 +45,9 @@ std::optional<std::string> unknown_command(const CLI::App& app, const std::vecto
       cur = next;
       continue;
     }
+    // A command with both subcommands and devices (balance, balance cancel):
+    // a word that is no subcommand is its first device.
+    if (cur->get_option_no_throw("devices")) return std::nullopt;
     std::string msg = cur == &app ? "unknown command '" + a + "'" : "unknown subcommand '" + a + "' of '" + cur->get_name() + "'";
     if (auto best = closest_name(a, names)) {
       msg += "; did you mean '" + *best + "'?";

@@ -22,8 +22,12 @@ void register_check(CLI::App& app, const GlobalOptions& g, Action& action);
 void register_convert(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `qgroup show` and `qgroup verify`.
 void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action);
-/// `fsctl balance`.
+/// Adds `quota disable` and `quota enable`.
+void register_quota(CLI::App& app, const GlobalOptions& g, Action& action);
+/// `fsctl balance` (and its `cancel`).
 void register_balance(CLI::App& app, const GlobalOptions& g, Action& action);
+/// Adds `cancel` to the `balance` command (cmd_balance_cancel.cpp); returns it.
+CLI::App* register_balance_cancel(CLI::App& balance, const GlobalOptions& g, Action& action);
 /// argv[1..] for CLI11, with btrfs balance's spellings: "balance start" is
 /// "balance"; attached filters ("-musage=50") split into
 /// "-m --mfilters=usage=50" (also -s); any -d/--data spelling becomes the

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   Action action;
   register_inspect(app, g, action);
   register_qgroup(app, g, action);
+  register_quota(app, g, action);
   register_convert(app, g, action);
   register_check(app, g, action);
   register_balance(app, g, action);

@@ -16,7 +16,7 @@ _fsctl() {
   fi
 
   local global_opts="--format -v --verbose -q --quiet --progress --progress-interval --cache-size --help -h --version"
-  local commands="inspect qgroup convert check balance"
+  local commands="inspect qgroup quota convert check balance"
 
   # Values of options that take one. bash splits "--format=json" at "=":
   # the option is then two words back.
@@ -62,7 +62,7 @@ _fsctl() {
     esac
     if [ -z "$cmd" ]; then
       cmd=$w
-    elif [ -z "$sub" ] && { [ "$cmd" = inspect ] || [ "$cmd" = qgroup ]; }; then
+    elif [ -z "$sub" ] && { [ "$cmd" = inspect ] || [ "$cmd" = qgroup ] || [ "$cmd" = quota ] || { [ "$cmd" = balance ] && [ "$w" = cancel ]; }; }; then
       sub=$w
     fi
   done
@@ -84,10 +84,20 @@ _fsctl() {
         show) opts="--raw --sort" ;;
         verify) opts="--repair -p" ;;
       esac ;;
+    quota)
+      case $sub in
+        "") subs="disable enable"; devices=0 ;;
+        disable | enable) opts="-n --dry-run" ;;
+      esac ;;
     convert) opts="--bg-tree --no-bg-tree -n --dry-run --batch -p" ;;
     check) ;;
     balance)
-      opts="-m --metadata -s --system -f --force -n --dry-run -p --batch --verify-qgroups"
+      if [ "$sub" = cancel ]; then
+        opts="-n --dry-run"
+      else
+        opts="-m --metadata -s --system -f --force -n --dry-run -p --batch --verify-qgroups"
+        [ "$cword" -eq 2 ] && [[ $cur != -* ]] && subs="cancel start"
+      fi
       # Filters attached to -m/-s, as in btrfs balance: -musage=50,limit=2.
       if [[ $cur == -m* || $cur == -s* ]] && [[ $cur != --* ]] && [ ${#cur} -gt 2 ]; then
         local flag=${cur:0:2} filters="usage= limit= devid= drange= vrange= stripes= profiles= convert= soft" f out=()

@@ -33,7 +33,7 @@ Status refuse_unfinished_work(fs::FsInfo& fs) {
     return make_error(Errc::unsupported, "a kernel balance of " + balance_types_to_string(*work.balance_flags) +
                                              " block groups is paused or was interrupted (BALANCE_ITEM in the root tree): "
                                              "mount the filesystem and let it finish (btrfs balance resume) or cancel it "
-                                             "(mount -o skip_balance, btrfs balance cancel), then run fsctl balance");
+                                             "(fsctl balance cancel, or mount -o skip_balance and btrfs balance cancel), then run fsctl balance");
   if (!work.relocation_trees.empty())
     return make_error(Errc::unsupported, fs::describe_leftover_work({std::nullopt, work.relocation_trees, {}}).front() +
                                              "; mount the filesystem once so the kernel does, then run fsctl balance");

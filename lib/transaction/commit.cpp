@@ -127,7 +127,8 @@ Status Transaction::update_qgroup_status_generation() {
   // With quota on, the kernel marks qgroups inconsistent at mount when the
   // status item's generation differs from the filesystem's (kernel
   // btrfs_read_qgroup_config), and every kernel commit rewrites it.
-  if (!fs_.find_root(QUOTA_TREE_OBJECTID)) return {};
+  // A quota tree this transaction deletes (quota disable) has no status.
+  if (!fs_.find_root(QUOTA_TREE_OBJECTID) || roots_.deleted(QUOTA_TREE_OBJECTID)) return {};
   FSCTL_TRY_ASSIGN(auto* q, root(QUOTA_TREE_OBJECTID));
   ctree::Path p;
   FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(*this, *q, Key{0, KeyType::QGROUP_STATUS, 0}, 0, p));

@@ -91,12 +91,38 @@ Result<ctree::WriteRoot*> RootUpdates::create_tree(Transaction& t, u64 root_id) 
 
 Status RootUpdates::delete_tree(Transaction& t, u64 root_id) {
   FSCTL_TRY_ASSIGN(auto* r, t.root(root_id));
+  // Every block, top-down, before any is freed: a block that is not this
+  // tree's alone stops the deletion with nothing freed (free_tree_block
+  // checks each committed block's extent item: one TREE_BLOCK_REF of the
+  // tree; a global tree is never shared).
+  struct Pending {
+    u64 bytenr;
+    ctree::ParentCheck check;
+  };
+  std::vector<Pending> todo;
   ctree::ParentCheck c;
   c.level = r->level;
-  FSCTL_TRY_ASSIGN(auto blk, t.read_tree_block(r->bytenr, c));
-  if (r->level != 0 || blk->view().nritems() != 0)
-    return make_error(Errc::invalid_argument, "tree " + std::to_string(root_id) + " is not empty");
-  FSCTL_TRY(t.free_tree_block(r->bytenr, root_id, 0));
+  todo.push_back({r->bytenr, c});
+  std::vector<std::pair<u64, u8>> blocks;
+  while (!todo.empty()) {
+    Pending cur = todo.back();
+    todo.pop_back();
+    FSCTL_TRY_ASSIGN(auto blk, t.read_tree_block(cur.bytenr, cur.check));
+    auto v = blk->view();
+    if (v.owner() != root_id)
+      return make_error(Errc::unsupported, "tree block " + std::to_string(cur.bytenr) + " of tree " + tree_name(root_id) +
+                                               " has owner " + std::to_string(v.owner()) + ": shared trees are not deleted this way");
+    blocks.emplace_back(cur.bytenr, v.level());
+    if (v.is_leaf()) continue;
+    for (u32 s = 0; s < v.nritems(); ++s) {
+      ctree::ParentCheck cc;
+      cc.level = v.level() - 1;
+      cc.transid = v.ptr_generation(s);
+      cc.first_key = v.node_key(s);
+      todo.push_back({v.blockptr(s), cc});
+    }
+  }
+  for (auto& [bytenr, level] : blocks) FSCTL_TRY(t.free_tree_block(bytenr, root_id, level));
   ctree::Path p;
   FSCTL_TRY(find_root_item_for_write(t, root_id, p));
   FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));

@@ -42,8 +42,15 @@ class RootUpdates {
   /// btrfs_create_tree for a global tree). Errors: Errc::invalid_argument
   /// when the tree exists; allocation and tree errors.
   [[nodiscard]] Result<ctree::WriteRoot*> create_tree(Transaction& t, u64 root_id);
-  /// Deletes a tree that is one empty leaf: frees the block and removes its
-  /// ROOT_ITEM. Errors: Errc::invalid_argument when not empty; tree errors.
+  /// Deletes an unshared tree whole (kernel btrfs_clean_quota_tree +
+  /// btrfs_del_root + btrfs_free_tree_block, progs btrfs_clear_tree): reads
+  /// every block top-down, then frees each (extent item dropped at commit,
+  /// space pinned until then) and removes the tree's ROOT_ITEM. Every block
+  /// must be the tree's alone (its owner, one TREE_BLOCK_REF of the tree:
+  /// Transaction::free_tree_block checks it), else the error comes before
+  /// any commit (the caller abandons the transaction: nothing written).
+  /// Errors: Errc::unsupported (a shared or foreign block), Errc::corrupt
+  /// (an extent item missing); read and tree errors.
   [[nodiscard]] Status delete_tree(Transaction& t, u64 root_id);
   /// Rewrites the ROOT_ITEM (bytenr, level, generation, generation_v2) of
   /// every tree whose root moved, until the root tree's own copy stops

@@ -136,8 +136,10 @@ class Transaction final : public ctree::TreeWriter {
   /// btrfs_create_tree for a global tree). Errors: Errc::invalid_argument
   /// when the tree exists; allocation errors.
   [[nodiscard]] Result<ctree::WriteRoot*> create_tree(u64 root_id);
-  /// Deletes tree `root_id`, which must be one empty leaf: frees the block
-  /// and removes its ROOT_ITEM. Errors: Errc::invalid_argument when not empty.
+  /// Deletes tree `root_id` whole: frees every block (each must be the
+  /// tree's alone: one TREE_BLOCK_REF of it) and removes its ROOT_ITEM
+  /// (RootUpdates::delete_tree). Reserve with Reservation::trees_deleted.
+  /// Errors: Errc::unsupported naming a shared block; read and tree errors.
   [[nodiscard]] Status delete_tree(u64 root_id);
 
   /// Preflight for operations that must refuse before their first commit:

@@ -7,7 +7,8 @@
 # filesystem, a file that does not exist). Also the shapes issue 13 fixed:
 # one bg_tree_state object in check and inspect block-groups, qgroup path
 # "" / null with members, per-type balance filters, rescan null, the repair
-# verdict, and dump-tree -t bogus printing the error document alone.
+# verdict, and dump-tree -t bogus printing the error document alone. And
+# the rescue commands' reports (quota disable/enable, balance cancel).
 source "$(dirname "$0")/../common/lib.sh"
 source "$(dirname "$0")/../common/bad_input.sh"
 need_mount
@@ -136,6 +137,20 @@ js balance-data 2 error balance -d "$IMG"
 js balance-space 2 error balance -m usage=50 "$IMG"
 js balance-badfilter 2 error balance -mbogus=1 "$IMG"
 js balance-s-alone 2 error balance -s "$IMG"
+
+# Rescue commands (issue 15): balance cancel without a paused balance, quota
+# disable and enable with their dry runs, on a copy.
+cp --sparse=always "$IMG" "$T/rescue.img"
+js balance-cancel 0 report balance cancel --dry-run "$T/rescue.img"
+is "$T/balance-cancel.json" 'not j["balance_found"] and j["transid"] is None'
+js quota-disable-dry 0 report quota disable --dry-run "$T/rescue.img"
+js quota-disable 0 report quota disable "$T/rescue.img"
+is "$T/quota-disable.json" 'j["wrote"] and j["quota_was_enabled"]'
+js quota-disable-again 0 report quota disable "$T/rescue.img"
+js quota-enable-dry 0 report quota enable --dry-run "$T/rescue.img"
+js quota-enable 0 report quota enable "$T/rescue.img"
+is "$T/quota-enable.json" 'j["wrote"] and j["qgroups_created"] >= 3'
+js quota-usage 2 error quota "$T/rescue.img"
 
 # Command lines that do not parse: still one error document.
 js unknown-command 2 error balanse -m "$IMG"

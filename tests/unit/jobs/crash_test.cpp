@@ -130,4 +130,16 @@ TEST_CASE("qgroup verify --repair after an edited QGROUP_INFO: a crash at every 
   run_and_check("qgroup-repair", image, repair_job());
 }
 
+TEST_CASE("quota disable on an image with quota, snapshots and a level-1 qgroup: a crash at every write") {
+  run_and_check("quota-disable", fixture("quota-4k"), quota_disable_job());
+}
+
+TEST_CASE("quota enable after quota disable: a crash at every write") {
+  run_and_check("quota-enable", after(fixture("quota-4k"), quota_disable_job()), quota_enable_job());
+}
+
+TEST_CASE("balance cancel of a paused kernel balance: a crash at every write") {
+  run_and_check("balance-cancel", with_balance_item(fixture("quota-4k")), balance_cancel_job());
+}
+
 }  // TEST_SUITE("crash")

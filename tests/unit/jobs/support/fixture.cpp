@@ -4,6 +4,7 @@
 
 #include "lib/base/assert.h"
 #include "lib/ctree/write.h"
+#include "lib/format/balance_item.h"
 #include "lib/format/items.h"
 #include "lib/transaction/transaction.h"
 
@@ -93,6 +94,27 @@ std::shared_ptr<io::MemoryImage> with_wrong_qgroups(const std::shared_ptr<const 
       format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl),
                             format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl)) + excl);
     }
+    FSCTL_ASSERT((*t)->commit().has_value());
+  }
+  return image;
+}
+
+std::shared_ptr<io::MemoryImage> with_balance_item(const std::shared_ptr<const io::MemoryImage>& base) {
+  auto image = std::make_shared<io::MemoryImage>(*base);
+  {
+    auto fs = open_memory_fs(image, true);
+    FSCTL_ASSERT(fs.has_value());
+    auto t = transaction::Transaction::start(**fs);
+    FSCTL_ASSERT(t.has_value());
+    transaction::Reservation r;
+    r.items_inserted = 1;
+    FSCTL_ASSERT((*t)->reserve(r).has_value());
+    auto rt = (*t)->root(format::ROOT_TREE_OBJECTID);
+    FSCTL_ASSERT(rt.has_value());
+    std::vector<u8> item(format::BALANCE_ITEM_SIZE, 0);
+    item[0] = static_cast<u8>(format::BALANCE_FLAG_METADATA);
+    FSCTL_ASSERT(ctree::insert_item(**t, **rt, format::Key{format::BALANCE_OBJECTID, format::KeyType::TEMPORARY_ITEM, 0}, item)
+                     .has_value());
     FSCTL_ASSERT((*t)->commit().has_value());
   }
   return image;

@@ -32,4 +32,9 @@ namespace fsctl::testing {
 /// referenced + 4 KiB. What `qgroup verify --repair` has to fix.
 [[nodiscard]] std::shared_ptr<io::MemoryImage> with_wrong_qgroups(const std::shared_ptr<const io::MemoryImage>& base);
 
+/// A copy of `base` with the BALANCE_ITEM of a paused kernel balance of
+/// metadata (flags METADATA, 448 bytes) committed into the root tree, as
+/// `btrfs balance pause` leaves it. What `balance cancel` has to remove.
+[[nodiscard]] std::shared_ptr<io::MemoryImage> with_balance_item(const std::shared_ptr<const io::MemoryImage>& base);
+
 }  // namespace fsctl::testing

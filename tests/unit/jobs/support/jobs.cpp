@@ -6,7 +6,10 @@
 #include "convert/bg_tree.h"
 #include "lib/base/assert.h"
 #include "lib/qgroup/repair.h"
+#include "lib/qgroup/quota_disable.h"
+#include "lib/qgroup/quota_enable.h"
 #include "lib/relocation/balance.h"
+#include "lib/relocation/balance_cancel.h"
 
 namespace fsctl::testing {
 
@@ -62,5 +65,26 @@ StoppableJob repair_stoppable() {
 }
 
 Job repair_job() { return unstoppable(repair_stoppable()); }
+
+Job quota_disable_job() {
+  return [](fs::FsInfo& fs) -> Status {
+    FSCTL_TRY(qgroup::disable_quota(fs, {}));
+    return {};
+  };
+}
+
+Job quota_enable_job() {
+  return [](fs::FsInfo& fs) -> Status {
+    FSCTL_TRY(qgroup::enable_quota(fs, {}));
+    return {};
+  };
+}
+
+Job balance_cancel_job() {
+  return [](fs::FsInfo& fs) -> Status {
+    FSCTL_TRY(relocation::cancel_balance(fs, {}));
+    return {};
+  };
+}
 
 }  // namespace fsctl::testing

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The write jobs as the crash tests run them, through their public entry
-// points (convert/bg_tree.h, lib/relocation/balance.h, lib/qgroup/repair.h).
+// points (convert/bg_tree.h, lib/relocation/balance.h, lib/qgroup/repair.h,
+// lib/qgroup/quota_disable.h, quota_enable.h, lib/relocation/balance_cancel.h).
 // The one place to edit when an entry point's signature changes (a batch
 // runner is being introduced).
 #pragma once
@@ -33,5 +34,12 @@ using StoppableJob = std::function<Result<bool>(fs::FsInfo&, const StopRequest*)
 /// Errors: Errc::not_found when quota is off.
 [[nodiscard]] StoppableJob repair_stoppable();
 [[nodiscard]] Job repair_job();
+
+/// `fsctl quota disable`.
+[[nodiscard]] Job quota_disable_job();
+/// `fsctl quota enable`.
+[[nodiscard]] Job quota_enable_job();
+/// `fsctl balance cancel`.
+[[nodiscard]] Job balance_cancel_job();
 
 }  // namespace fsctl::testing
