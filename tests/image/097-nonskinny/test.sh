@@ -140,7 +140,7 @@ run() {  # NAME CMD...: a job that must exit 0
 }
 
 for ns in ${NS097_SIZES:-4096 16384 65536}; do
-  for kind in ${NS097_KINDS:-mixed}; do
+  for kind in ${NS097_KINDS:-old mixed}; do
     IMG="$T/$kind-$ns.img"
     N="$kind-$ns"
     make_image "$IMG" "$ns" "$kind"
