@@ -136,7 +136,7 @@ after_job() {
 run() {  # NAME CMD...: a job that must exit 0
   local name=$1
   shift
-  "$@" > "$T/$name.out" 2>&1 || { tail -20 "$T/$name.out"; fail "$name: exit $?"; }
+  "$@" > "$T/$name.out" 2> "$T/$name.err" || { tail -20 "$T/$name.out" "$T/$name.err"; fail "$name: exit $?"; }
 }
 
 for ns in ${NS097_SIZES:-4096 16384 65536}; do
@@ -183,8 +183,14 @@ import json, sys
 bgs = json.load(sys.stdin)["block_groups"]
 assert all(b["flags"] & 32 for b in bgs if b["flags"] & 7 == 4), "metadata not DUP"' || fail "$N: metadata is not DUP after convert=dup"
     after_job "$IMG" "$N-dup" "$kind" "$T/$N-before"
-    run "$N-balance" "$FSCTL" balance -m "$IMG"
+    run "$N-balance" "$FSCTL" --format json balance -m "$IMG"
     after_job "$IMG" "$N-balance" "$kind" "$T/$N-before"
+    # Old-form FULL_BACKREF blocks (sv's blocks shared with its snapshots,
+    # copied by the kernel) had their children's shared backrefs remapped.
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["backrefs_remapped"], r["relocated_extents"])' \
+      "$T/$N-balance.out" >> "$T/remapped"
   done
 done
+# Every image had shared tree blocks whose full backrefs balance remapped.
+awk '$1 == 0 { bad = 1 } END { exit bad || NR == 0 }' "$T/remapped" || { cat "$T/remapped"; fail "a balance remapped no full backref"; }
 echo PASS
