@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The plan of a relocation (relocate.h; DESIGN.md "Relocation for `balance
 // -m`"): what to move, found by reading only: the tree blocks in the target
-// block groups (their extent items, either form), the nodes of every subvolume tree, the
-// blocks to copy bottom-up, the global trees' blocks in the targets, and the
-// reservation for the apply (relocate_apply.cpp). Refuses, before anything is
-// written, what the apply could not leave consistent (invariant 6).
+// block groups (their extent items, either form), the nodes of every
+// subvolume tree, the blocks to copy bottom-up, the global trees' blocks in
+// the targets, and the reservation for the apply (relocate_apply.cpp).
+// Refuses, before anything is written, what the apply could not leave
+// consistent (invariant 6).
 #include "lib/relocation/relocate.h"
 
 #include <algorithm>

@@ -3,9 +3,8 @@
 // block, whose extent item (either form: tree_block_extent.h) is exactly
 // one inline TREE_BLOCK_REF of its tree (kernel: a block with other
 // references needs the shared-block rules of update_ref_for_cow, which only
-// relocation implements). Used by
-// every free of a committed block and by the preflight of multi-commit
-// operations (DESIGN.md invariant 6).
+// relocation implements). Used by every free of a committed block and by the
+// preflight of multi-commit operations (DESIGN.md invariant 6).
 #include "lib/ctree/search.h"
 #include "lib/ctree/tree_block_extent.h"
 #include "lib/ctree/tree_walk.h"
