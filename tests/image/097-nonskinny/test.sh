@@ -17,7 +17,9 @@
 # gets the superblock's form), the kernel mounts it read-write, every file's
 # sha256 is unchanged and the kernel's qgroup numbers after `btrfs quota
 # rescan -w` are the ones on disk before the jobs. Every balance -m remapped
-# full backrefs.
+# full backrefs. On the 16K non-skinny image, convert --bg-tree is also
+# stopped after every write request (on a copy): btrfs check accepts each
+# state and a rerun finishes (invariant 3).
 source "$(dirname "$0")/../common/lib.sh"
 need_mount
 EDIT="python3 $FSCTL_SRC/tests/image/common/btrfs_edit.py"
@@ -135,6 +137,28 @@ after_job() {
   echo "$name: ok (forms: $old_sub subvolume / $old old-form items, $skinny METADATA_ITEMs)"
 }
 
+# crash_convert IMG: convert --bg-tree on a copy, stopped after every write
+# request (the fail point): btrfs check accepts what is left (new items in
+# the old form included) and a rerun finishes; on the copy only.
+crash_convert() {
+  local n=1 rc
+  while :; do
+    cp --sparse=always "$1" "$T/crash.img"
+    set +e
+    FSCTL_FAIL_AFTER_WRITES=$n "$FSCTL" -q convert --bg-tree "$T/crash.img" > /dev/null 2>&1; rc=$?
+    set -e
+    [ $rc -eq 0 ] && break
+    [ $rc -eq 86 ] || fail "crash run $n: exit $rc, expect the fail point's 86"
+    btrfs check --readonly "$T/crash.img" > "$T/crash.check" 2>&1 || { tail -5 "$T/crash.check"; fail "after a crash at write $n btrfs check fails"; }
+    "$FSCTL" -q convert --bg-tree "$T/crash.img" > /dev/null || fail "rerun after the crash at write $n failed"
+    btrfs check --readonly "$T/crash.img" > "$T/crash.check" 2>&1 || { tail -5 "$T/crash.check"; fail "after the crash at write $n and a rerun btrfs check fails"; }
+    n=$((n + 1))
+    [ $n -lt 100 ] || fail "convert never finished"
+  done
+  rm -f "$T/crash.img"
+  echo "convert --bg-tree without skinny metadata: a crash after each of its $((n - 1)) write requests checked"
+}
+
 run() {  # NAME CMD...: a job that must exit 0
   local name=$1
   shift
@@ -151,6 +175,7 @@ for ns in ${NS097_SIZES:-4096 16384 65536}; do
     if [ "$kind" = old ]; then [ "$skinny" -eq 0 ] || fail "$N: METADATA_ITEMs from mkfs -O ^skinny-metadata"
     else [ "$skinny" -gt 0 ] || fail "$N: no METADATA_ITEM after btrfstune -x and writes"; fi
     check_clean "$IMG" "$N-made"
+    [ "$N" = old-16384 ] && crash_convert "$IMG"
     ondisk_qgroups "$IMG" "$T/$N-before"
     kernel_state "$IMG" "$T/$N-before"
     diff "$T/$N-before.qgroups" "$T/$N-before.kernel" || fail "$N: the kernel's rescan differs from the numbers it wrote"
