@@ -8,6 +8,7 @@
 #include <map>
 
 #include "lib/ctree/search.h"
+#include "lib/ctree/tree_block_extent.h"
 #include "lib/ctree/tree_walk.h"
 #include "lib/format/free_space.h"
 #include "lib/format/items.h"
@@ -52,15 +53,12 @@ Result<std::vector<std::pair<u64, u8>>> walk_every_tree(fs::FsInfo& fs, const st
   return blocks;
 }
 
-// Whether the extent tree has the METADATA_ITEM (skinny) or EXTENT_ITEM of
-// a tree block. Errors: reading the extent tree.
-Result<bool> has_extent_item(fs::FsInfo& fs, const ctree::RootRef& ext, u64 bytenr, u8 level, bool skinny) {
-  if (skinny) {
-    FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, ext, Key{bytenr, KeyType::METADATA_ITEM, level}));
-    if (item) return true;
-  }
-  FSCTL_TRY_ASSIGN(auto item, ctree::lookup_item(fs, ext, Key{bytenr, KeyType::EXTENT_ITEM, fs.nodesize()}));
-  return item.has_value();
+// Whether the extent tree has the extent item of a tree block, in either
+// form (lib/ctree/tree_block_extent.h). Errors: reading the extent tree.
+Result<bool> has_extent_item(fs::FsInfo& fs, const ctree::RootRef& ext, u64 bytenr, u8 level) {
+  ctree::Path p;
+  FSCTL_TRY_ASSIGN(auto key, ctree::find_tree_block_extent(fs, ext, bytenr, level, fs.nodesize(), p));
+  return key.has_value();
 }
 
 // A tree block is not listed free and lies in a metadata or system group.
@@ -136,12 +134,11 @@ Result<FsCheckReport> check_filesystem(fs::FsInfo& fs) {
     if (e.item.refs > 0 || !is_fstree(e.key.objectid)) roots.push_back({e.key.objectid, e.item.bytenr, e.item.level, e.item.generation});
   auto ext = fs.find_root(EXTENT_TREE_OBJECTID);
   if (!ext) return make_error(Errc::corrupt, "no extent tree");
-  bool skinny = fs.super().incompat_flags.get() & INCOMPAT_SKINNY_METADATA;
   FSCTL_TRY_ASSIGN(auto blocks, walk_every_tree(fs, roots, rep));
   rep.tree_blocks = blocks.size();
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     auto [bytenr, level] = blocks[i];
-    auto found = has_extent_item(fs, *ext, bytenr, level, skinny);
+    auto found = has_extent_item(fs, *ext, bytenr, level);
     if (!found) {
       // The extent tree itself cannot be read there: say so once, carry on
       // with what needs no extent tree.

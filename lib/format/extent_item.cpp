@@ -138,6 +138,10 @@ Key tree_block_extent_key(u64 bytenr, u8 level, u32 nodesize, bool skinny) {
   return skinny ? Key{bytenr, KeyType::METADATA_ITEM, level} : Key{bytenr, KeyType::EXTENT_ITEM, nodesize};
 }
 
+u32 tree_block_extent_item_size(bool skinny) {
+  return static_cast<u32>(sizeof(ExtentItem) + (skinny ? 0 : sizeof(TreeBlockInfo)) + 1 + sizeof(le64));
+}
+
 ExtentRecord new_tree_block_extent(u64 generation, u8 level, u64 root, bool skinny, const Key& first_key, u64 parent) {
   ExtentRecord rec;
   rec.refs = 1;

@@ -62,6 +62,13 @@ struct ExtentRecord {
 /// the SKINNY_METADATA incompat bit, else (bytenr, EXTENT_ITEM, nodesize).
 [[nodiscard]] Key tree_block_extent_key(u64 bytenr, u8 level, u32 nodesize, bool skinny);
 
+/// Bytes of the extent item new_tree_block_extent builds with one inline
+/// TREE_BLOCK_REF or SHARED_BLOCK_REF (item header not included): 33
+/// skinny (btrfs_extent_item 24 + ref 9), 51 in the old form (+
+/// btrfs_tree_block_info 18: the first key 17 and the level). The key in the
+/// leaf's item header is 17 bytes in both forms.
+[[nodiscard]] u32 tree_block_extent_item_size(bool skinny);
+
 /// The extent item of a tree block just allocated with one reference
 /// (kernel extent-tree.c alloc_reserved_tree_block): refs 1, `generation`,
 /// flags TREE_BLOCK, and one inline TREE_BLOCK_REF of `root`; with a

@@ -31,8 +31,6 @@ Status check_writable(const SuperBlock& sb, bool allow_changing_bg_tree) {
   if (sb.log_root.get())
     return make_error(Errc::unsupported, "log tree at " + std::to_string(sb.log_root.get()) +
                                              " needs replay: mount the filesystem once (or btrfs rescue zero-log) before writing");
-  if (!(sb.incompat_flags.get() & INCOMPAT_SKINNY_METADATA))
-    return make_error(Errc::unsupported, "filesystem without skinny-metadata: writing is not supported yet (btrfstune -x adds it)");
   u64 cro = sb.compat_ro_flags.get();
   if (!(cro & COMPAT_RO_FREE_SPACE_TREE) || !(cro & COMPAT_RO_FREE_SPACE_TREE_VALID))
     return make_error(Errc::unsupported, "filesystem has no valid free space tree (v1 space cache): mount once with -o space_cache=v2 first; fsctl does not write v1 caches");

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Whether fsctl may write a filesystem, from its superblock alone
 // (DESIGN.md invariant 6): the superblock flags, compat_ro and incompat bits
-// of lib/format/feature_flags.h, a log tree, skinny metadata, the free space
-// tree. One place, so that every write path (the write open and
+// of lib/format/feature_flags.h, a log tree, the free space tree. (Skinny
+// metadata is not needed: tree block extent items are read in both forms
+// and written in the form the SKINNY_METADATA bit says.) One place, so that every write path (the write open and
 // Transaction::start, dry runs included) refuses the same things.
 #pragma once
 #include "lib/base/result.h"
@@ -21,8 +22,7 @@ namespace fsctl::fs {
 [[nodiscard]] Status check_flags_writable(const format::SuperBlock& sb);
 
 /// What Transaction::start refuses: check_flags_writable, plus a log tree
-/// that needs replay, a filesystem without skinny metadata or without a
-/// valid free space tree, and CHANGING_BG_TREE unless
+/// that needs replay, a filesystem without a valid free space tree, and CHANGING_BG_TREE unless
 /// `allow_changing_bg_tree` (the conversion's own half state).
 /// Errors: Errc::unsupported.
 [[nodiscard]] Status check_writable(const format::SuperBlock& sb, bool allow_changing_bg_tree);

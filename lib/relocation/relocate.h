@@ -51,9 +51,10 @@ class RelocationPlan {
  public:
   /// Reads the extent items in `targets` (logical starts of metadata block
   /// groups) and the nodes of every tree (leaves are not read).
+  /// Tree block extent items may have either form (tree_block_extent.h).
   /// Errors: Errc::unsupported for data extents in a target (mixed block
-  /// groups), non-skinny tree block extents; Errc::corrupt for a block a
-  /// tree reaches inside a target without its METADATA_ITEM, or a target
+  /// groups); Errc::corrupt for a block a tree reaches inside a target
+  /// without its extent item, or a target
   /// whose BLOCK_GROUP_ITEM used differs from its tree blocks' bytes; read
   /// errors.
   [[nodiscard]] static Result<RelocationPlan> make(transaction::Transaction& t, const std::set<u64>& targets);

@@ -11,6 +11,7 @@
 
 #include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
+#include "lib/ctree/tree_block_extent.h"
 #include "lib/ctree/write.h"
 #include "lib/format/extent_item.h"
 #include "lib/format/file_extent.h"
@@ -60,16 +61,16 @@ Result<std::vector<Key>> keyed_block_backrefs(Transaction& t, const ctree::Path&
 // `full_backref` when its item has FULL_BACKREF.
 Status move_extent_item(Transaction& t, ctree::WriteRoot& ext, u64 old, u64 nb_bytenr, u8 level, const std::map<u64, u64>& memo,
                         RelocationStats& st, std::set<u64>& full_backref) {
-  Key k{old, KeyType::METADATA_ITEM, level};
   ctree::Path p;
-  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, ext, k, 0, p));
-  if (!exact) return make_error(Errc::corrupt, block_name(old) + " has no METADATA_ITEM in the extent tree");
-  FSCTL_TRY_ASSIGN(auto rec, decode_extent_item(k, p.item_data()));
+  FSCTL_TRY_ASSIGN(auto found, ctree::find_tree_block_extent_for_write(t, ext, old, level, p));
+  if (!found) return make_error(Errc::corrupt, block_name(old) + " has no extent item in the extent tree");
+  Key k = *found;
+  FSCTL_TRY_ASSIGN(auto rec, with_context(decode_extent_item(k, p.item_data()), "extent item " + key_to_string(k)));
   FSCTL_TRY_ASSIGN(std::vector<Key> keyed, keyed_block_backrefs(t, p, old));
   {
     u64 backrefs = keyed.size() + inline_block_backrefs(rec);
     if (rec.refs != backrefs)
-      return make_error(Errc::corrupt, block_name(old) + ": its METADATA_ITEM says refs " + std::to_string(rec.refs) + " but has " +
+      return make_error(Errc::corrupt, block_name(old) + ": its extent item says refs " + std::to_string(rec.refs) + " but has " +
                                            std::to_string(backrefs) + " backrefs: the extent tree is damaged (run btrfs check)");
   }
   if (rec.flags & BLOCK_FLAG_FULL_BACKREF) full_backref.insert(old);
@@ -85,7 +86,10 @@ Status move_extent_item(Transaction& t, ctree::WriteRoot& ext, u64 old, u64 nb_b
     FSCTL_TRY_ASSIGN(r.parent, remapped_parent(memo, old, r.parent, st));
   }
   sort_inline_refs(rec.inline_refs);
-  FSCTL_TRY(ctree::insert_item(t, ext, Key{nb_bytenr, KeyType::METADATA_ITEM, level}, encode_extent_item(rec)));
+  // The item keeps its form: (new, METADATA_ITEM, level), or the old
+  // (new, EXTENT_ITEM, nodesize) with its btrfs_tree_block_info (the copy
+  // has the original's first key and level).
+  FSCTL_TRY(ctree::insert_item(t, ext, Key{nb_bytenr, k.type, k.offset}, encode_extent_item(rec)));
   for (const Key& kk : keyed) {
     Key nk{nb_bytenr, kk.type, kk.offset};
     if (kk.type == KeyType::SHARED_BLOCK_REF) {
@@ -200,8 +204,12 @@ Status RelocationPlan::remap_full_backrefs(Transaction& t, const Memo& memo, con
     }
     for (u64 c : nodes_.at(old).children) {
       if (memo.count(c)) continue;
-      FSCTL_TRY(remap_full_backref(t, *ext, Key{c, KeyType::METADATA_ITEM, static_cast<u64>(level - 1)},
-                                   KeyType::SHARED_BLOCK_REF, old, memo.at(old)));
+      ctree::Path cp;
+      FSCTL_TRY_ASSIGN(auto ck, ctree::find_tree_block_extent(t, ext->ref(), c, static_cast<u8>(level - 1), t.nodesize(), cp));
+      if (!ck)
+        return make_error(Errc::corrupt, block_name(c) + ", a child of relocated " + block_name(old) + ", has no extent item");
+      cp.release();
+      FSCTL_TRY(remap_full_backref(t, *ext, *ck, KeyType::SHARED_BLOCK_REF, old, memo.at(old)));
       st.backrefs_remapped++;
     }
   }

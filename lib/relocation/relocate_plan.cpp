@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The plan of a relocation (relocate.h; DESIGN.md "Relocation for `balance
 // -m`"): what to move, found by reading only: the tree blocks in the target
-// block groups (their METADATA_ITEMs), the nodes of every subvolume tree, the
-// blocks to copy bottom-up, the global trees' blocks in the targets, and the
-// reservation for the apply (relocate_apply.cpp). Refuses, before anything is
-// written, what the apply could not leave consistent (invariant 6).
+// block groups (their extent items, either form), the nodes of every
+// subvolume tree, the blocks to copy bottom-up, the global trees' blocks in
+// the targets, and the reservation for the apply (relocate_apply.cpp).
+// Refuses, before anything is written, what the apply could not leave
+// consistent (invariant 6).
 #include "lib/relocation/relocate.h"
 
 #include <algorithm>
 
 #include "lib/ctree/block_group_lookup.h"
 #include "lib/ctree/search.h"
+#include "lib/ctree/tree_block_extent.h"
 #include "lib/format/extent_item.h"
 #include "lib/format/file_extent.h"
 #include "lib/format/items.h"
@@ -51,13 +53,14 @@ Result<RelocationPlan> RelocationPlan::make(Transaction& t, const std::set<u64>&
   return p;
 }
 
-// The extent items inside the target block groups: a METADATA_ITEM per tree
-// block to move (with its shape, for the reservation), and its backrefs,
-// which must agree with its refs before anything is copied.
+// The extent items inside the target block groups: one per tree block to
+// move (METADATA_ITEM, or EXTENT_ITEM with btrfs_tree_block_info), with its
+// shape for the reservation, and its backrefs, which must agree with its
+// refs before anything is copied.
 Status RelocationPlan::read_target_extents(Transaction& t) {
   fs::FsInfo& fs = t.fs();
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
-  // Per target: refs of its METADATA_ITEM and the backrefs found (inline and
+  // Per target: refs of its extent item and the backrefs found (inline and
   // keyed), which must agree before anything is copied.
   struct RefCount {
     u64 refs = 0, backrefs = 0, leaf = 0;
@@ -69,11 +72,17 @@ Status RelocationPlan::read_target_extents(Transaction& t) {
     ctree::KeyRange range{{bg->start, 0, 0}, {bg->start + bg->length - 1, 0xff, ~0ULL}};
     FSCTL_TRY(ctree::for_each_item(t, ext->ref(), range, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
       Key k = leaf.item_key(slot);
-      if (k.type == KeyType::METADATA_ITEM) {
-        targets_[k.objectid] = static_cast<u8>(k.offset);
+      if (k.type == KeyType::METADATA_ITEM || k.type == KeyType::EXTENT_ITEM) {
         auto rec = decode_extent_item(k, leaf.item_data(slot));
         if (!rec)
           return make_error(rec.error().context("extent item " + key_to_string(k) + " in extent tree leaf " + std::to_string(leaf.bytenr())));
+        // Either form of a tree block's item (tree_block_extent.h); the
+        // old one keeps its form when it moves with its block.
+        if (!ctree::is_tree_block_extent(k, *rec, fs.nodesize()))
+          return make_error(Errc::unsupported, "extent item " + key_to_string(k) + " (extent tree leaf " + std::to_string(leaf.bytenr()) +
+                                                   ") in block group " + std::to_string(start) +
+                                                   ": data extents are not relocated by fsctl");
+        targets_[k.objectid] = rec->level;
         ExtentShape& es = target_extents_[k.objectid];
         es.item_bytes = static_cast<u32>(sizeof(Item) + leaf.item_data(slot).size());
         es.full_backref = rec->flags & BLOCK_FLAG_FULL_BACKREF;
@@ -84,10 +93,6 @@ Status RelocationPlan::read_target_extents(Transaction& t) {
       } else if (k.type == KeyType::TREE_BLOCK_REF || k.type == KeyType::SHARED_BLOCK_REF) {
         counts[k.objectid].backrefs++;
         target_extents_[k.objectid].keyed++;
-      } else if (k.type == KeyType::EXTENT_ITEM) {
-        return make_error(Errc::unsupported, "extent item " + key_to_string(k) + " (extent tree leaf " + std::to_string(leaf.bytenr()) +
-                                                 ") in block group " + std::to_string(start) +
-                                                 ": data extents or non-skinny tree block extents are not relocated by fsctl");
       }
       return ctree::Visit::next;
     }));
@@ -97,7 +102,7 @@ Status RelocationPlan::read_target_extents(Transaction& t) {
   // wrong count would carry the damage on (test 184).
   for (auto& [bytenr, c] : counts)
     if (targets_.count(bytenr) && c.refs != c.backrefs)
-      return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + ": its METADATA_ITEM (extent tree leaf " +
+      return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + ": its extent item (extent tree leaf " +
                                            std::to_string(c.leaf) + ") says refs " + std::to_string(c.refs) + " but has " +
                                            std::to_string(c.backrefs) + " backrefs: the extent tree is damaged (run btrfs check); nothing was written");
   return {};
@@ -153,7 +158,7 @@ Status RelocationPlan::must_be_target(const fs::FsInfo& fs, u64 bytenr, u64 tree
   if (!in_target(fs, bytenr) || targets_.count(bytenr)) return {};
   return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + " of tree " + tree_name(tree) + " lies in block group " +
                                        std::to_string(fs.block_group_of(bytenr)->start) +
-                                       " but has no METADATA_ITEM in the extent tree (run btrfs check); nothing was written");
+                                       " but has no extent item in the extent tree (run btrfs check); nothing was written");
 }
 
 // What to copy: the targets reached from subvolume roots and every node

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Which committed tree blocks this engine may copy and drop: an unshared
-// block, whose skinny METADATA_ITEM is exactly one inline TREE_BLOCK_REF of
-// its tree (kernel: a block with other references needs the shared-block
-// rules of update_ref_for_cow, which only relocation implements). Used by
-// every free of a committed block and by the preflight of multi-commit
-// operations (DESIGN.md invariant 6).
+// block, whose extent item (either form: tree_block_extent.h) is exactly
+// one inline TREE_BLOCK_REF of its tree (kernel: a block with other
+// references needs the shared-block rules of update_ref_for_cow, which only
+// relocation implements). Used by every free of a committed block and by the
+// preflight of multi-commit operations (DESIGN.md invariant 6).
 #include "lib/ctree/search.h"
+#include "lib/ctree/tree_block_extent.h"
 #include "lib/ctree/tree_walk.h"
 #include "lib/format/extent_item.h"
 #include "lib/transaction/transaction.h"
@@ -15,12 +16,11 @@ using namespace fsctl::format;
 
 Status Transaction::check_droppable(u64 bytenr, u64 owner, u8 level) {
   FSCTL_TRY_ASSIGN(auto* ext, root(EXTENT_TREE_OBJECTID));
-  Key k{bytenr, KeyType::METADATA_ITEM, level};
   ctree::Path p;
-  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot(*this, ext->ref(), k, p));
+  FSCTL_TRY_ASSIGN(auto k, ctree::find_tree_block_extent(*this, ext->ref(), bytenr, level, nodesize(), p));
   std::string what = "tree block " + std::to_string(bytenr) + " (owner " + std::to_string(owner) + ", level " + std::to_string(level) + ")";
-  if (!exact) return make_error(Errc::corrupt, what + ": no METADATA_ITEM in the extent tree");
-  FSCTL_TRY_ASSIGN(auto rec, decode_extent_item(k, p.item_data()));
+  if (!k) return make_error(Errc::corrupt, what + ": no extent item (METADATA_ITEM or EXTENT_ITEM) in the extent tree");
+  FSCTL_TRY_ASSIGN(auto rec, with_context(decode_extent_item(*k, p.item_data()), what + ": extent item " + key_to_string(*k)));
   if (rec.refs != 1 || (rec.flags & BLOCK_FLAG_FULL_BACKREF) || rec.inline_refs.size() != 1 ||
       rec.inline_refs[0].type != KeyType::TREE_BLOCK_REF || rec.inline_refs[0].root != owner)
     return make_error(Errc::unsupported, what + " is shared or has other references (refs " + std::to_string(rec.refs) +

@@ -4,12 +4,30 @@
 #include "lib/transaction/delayed_refs.h"
 
 #include "lib/ctree/search.h"
+#include "lib/ctree/tree_block_extent.h"
 #include "lib/ctree/write.h"
 #include "lib/format/extent_item.h"
+#include "lib/format/super.h"
 #include "lib/transaction/transaction.h"
 
 namespace fsctl::transaction {
 using namespace fsctl::format;
+
+namespace {
+
+// The first key of new block `bytenr` (zero for an empty one), for the
+// btrfs_tree_block_info of an old-form item. The kernel stores the key the
+// block had when it was allocated and never updates it; the kernel's
+// relocation and btrfs check read the level from it, not the key.
+Result<Key> first_key_of(Transaction& t, u64 bytenr) {
+  FSCTL_TRY_ASSIGN(auto b, t.read_tree_block(bytenr, ctree::ParentCheck{}));
+  NodeView v = b->view();
+  return v.nritems() ? v.key(0) : Key{};
+}
+
+}  // namespace
+
+bool writes_skinny_metadata(const fs::FsInfo& fs) { return fs.super().incompat_flags.get() & INCOMPAT_SKINNY_METADATA; }
 
 Status DelayedRefs::apply_drops(Transaction& t) {
   if (drops_.empty()) return {};
@@ -18,9 +36,8 @@ Status DelayedRefs::apply_drops(Transaction& t) {
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
   for (auto& [bytenr, ref] : drops) {
     ctree::Path p;
-    Key k{bytenr, KeyType::METADATA_ITEM, ref.level};
-    FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *ext, k, 0, p));
-    if (!exact) return make_error(Errc::corrupt, "extent item of tree block " + std::to_string(bytenr) + " vanished");
+    FSCTL_TRY_ASSIGN(auto k, ctree::find_tree_block_extent_for_write(t, *ext, bytenr, ref.level, p));
+    if (!k) return make_error(Errc::corrupt, "extent item of tree block " + std::to_string(bytenr) + " vanished");
     FSCTL_TRY(ctree::delete_item(t, *ext, p));
   }
   return {};
@@ -31,33 +48,34 @@ Status DelayedRefs::apply_adds(Transaction& t) {
   auto adds = std::move(adds_);
   adds_.clear();
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
+  // The form the superblock says (kernel alloc_reserved_tree_block: the
+  // skinny METADATA_ITEM only with SKINNY_METADATA, else an EXTENT_ITEM of
+  // nodesize with btrfs_tree_block_info).
+  bool skinny = writes_skinny_metadata(t.fs());
   for (auto& [bytenr, ref] : adds) {
     if (!t.is_new(bytenr)) continue;  // freed again meanwhile
-    ExtentRecord rec;
-    rec.refs = 1;
-    rec.generation = t.transid();
-    rec.flags = EXTENT_FLAG_TREE_BLOCK;
-    rec.level = ref.level;
-    ExtentRef tref;
-    tref.type = KeyType::TREE_BLOCK_REF;
-    tref.root = ref.owner;
-    rec.inline_refs.push_back(tref);
+    Key first{};
+    if (!skinny) {
+      FSCTL_TRY_ASSIGN(first, first_key_of(t, bytenr));
+    }
+    ExtentRecord rec = new_tree_block_extent(t.transid(), ref.level, ref.owner, skinny, first);
     std::vector<u8> item = encode_extent_item(rec);
-    Key key{bytenr, KeyType::METADATA_ITEM, ref.level};
+    Key key = tree_block_extent_key(bytenr, ref.level, t.nodesize(), skinny);
     // A block of this transaction whose item an earlier round inserted,
     // freed and allocated again since (the allocator reuses such blocks
     // first) before its drop was applied: that item is this key. It
     // becomes the new one in place, and the drop is cancelled. (Inserting
     // failed with "already exists": convert of an 8 TiB 4K-node image, an
     // extent leaf merged away in a commit's drop phase and taken by the
-    // next copy.) With another level the keys differ: the drop stays.
-    if (auto d = drops_.find(bytenr); d != drops_.end() && d->second.level == ref.level) {
+    // next copy.) A skinny key differs with another level: the drop stays;
+    // the old form's key (offset nodesize) does not, whatever the level.
+    auto d = drops_.find(bytenr);
+    if (d != drops_.end() && (!skinny || d->second.level == ref.level)) {
       ctree::Path p;
-      FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *ext, key, 0, p));
-      auto data = ctree::item_data_mut(t, p);
-      if (!exact || data.size() != item.size())
+      FSCTL_TRY_ASSIGN(auto found, ctree::find_tree_block_extent_for_write(t, *ext, bytenr, d->second.level, p));
+      if (!found || *found != key || p.item_data().size() != item.size())
         return make_error(Errc::corrupt, "extent item of tree block " + std::to_string(bytenr) + ", freed and allocated again, vanished");
-      FSCTL_TRY(store_extent_item(data, rec));
+      FSCTL_TRY(store_extent_item(ctree::item_data_mut(t, p), rec));
       drops_.erase(d);
     } else {
       FSCTL_TRY(ctree::insert_item(t, *ext, key, item));

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "lib/format/extent_item.h"
 #include "lib/format/free_space.h"
 #include "lib/format/node_layout.h"
 #include "lib/format/root_item.h"
@@ -336,14 +337,16 @@ Result<u64> Transaction::reserve_blocks_by_shape(const Reservation& r) {
     quota = s;
   }
   u64 data = leaf_data_size(ns);
+  u64 item_bytes = tree_block_extent_item_size(writes_skinny_metadata(fs_));
   u64 commit = 0;
   for (int round = 0; round < 8; ++round) {
     u64 x = touched + commit;  // blocks allocated (each may also free the block it copies)
     u64 frees = x + freed;
-    // Extent tree: x inserts of a skinny METADATA_ITEM with one inline ref
-    // (item header + 33 bytes), the drops, one update per block group (when
+    // Extent tree: x inserts of a tree block's extent item with one inline
+    // ref (item header + 33 bytes skinny, 51 in the old form with
+    // btrfs_tree_block_info), the drops, one update per block group (when
     // their items live there).
-    u64 c = tree_bound(ext, commit_changes(ext, x, sizeof(Item) + 33, frees, nbgs, data), max_ptrs);
+    u64 c = tree_bound(ext, commit_changes(ext, x, sizeof(Item) + item_bytes, frees, nbgs, data), max_ptrs);
     // Free space tree: each of the x allocations and the frees deletes up to
     // two FREE_SPACE_EXTENT items (header only), inserts up to two and
     // updates the block group's FREE_SPACE_INFO; and the groups' conversions

@@ -13,9 +13,10 @@
 // Scope of this engine (documented in docs/DESIGN.md "Writing"): trees that
 // are not shared (global trees: root, extent, chunk, quota, free space, block
 // group, uuid, csum, dev), new metadata and system chunks and the removal of
-// empty block groups, skinny-metadata filesystems with a free space tree. A
-// shared (snapshotted) block, a non-skinny filesystem or the v1 space cache is
-// refused with Errc::unsupported before anything is written.
+// empty block groups, filesystems with a free space tree, with or without
+// skinny metadata (tree block extent items in either form: DelayedRefs). A
+// shared (snapshotted) block or the v1 space cache is refused with
+// Errc::unsupported before anything is written.
 #pragma once
 #include <list>
 #include <map>

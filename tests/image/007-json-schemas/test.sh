@@ -171,8 +171,8 @@ mkfs.btrfs -q -f -d single -m raid1 "$T/d1.img" "$T/d2.img" > /dev/null
 js missing-device 3 error inspect block-groups "$T/d1.img"
 is "$T/missing-device.json" 'j["error"]["kind"]=="not_found" and j["error"]["devid"]==2'
 js two-devices 0 report check "$T/d1.img" "$T/d2.img"
-mkimg "$T/fat.img" 256M -O ^skinny-metadata
-js unsupported 4 error balance -m "$T/fat.img"
+mkimg "$T/v1cache.img" 256M -R ^free-space-tree
+js unsupported 4 error balance -m "$T/v1cache.img"
 is "$T/unsupported.json" 'j["error"]["kind"]=="unsupported" and j["error"]["code"]==4'
 
 # A damaged tree block: its bytenr in the error; dump-tree still one whole

@@ -6,7 +6,7 @@
 #  - a truncated image (exit 3, "truncated image");
 #  - a child pointer generation changed (exit 3, parent transid);
 #  - a ROOT_ITEM pointing at a bytenr that holds no tree block (exit 3);
-#  - a global (csum) tree leaf without METADATA_ITEM (exit 3, its bytenr);
+#  - a global (csum) tree leaf without its extent item (exit 3, its bytenr);
 #  - bad filters / --batch out of range (exit 2);
 #  - --dry-run writes nothing; a real balance, then a second one, both pass
 #    btrfs check --readonly --qgroup-report.
@@ -63,7 +63,7 @@ def fn(b): b[101 + int(sys.argv[3]) * 25 + 8] = 176
 E.edit_block(sys.argv[1], int(sys.argv[2]), fn, True)
 PY
 snap "$i"
-expect 3 "$FSCTL" balance -m "$i"; unchanged "$i"; says "$i" "$CS" "no METADATA_ITEM"
+expect 3 "$FSCTL" balance -m "$i"; unchanged "$i"; says "$i" "$CS" "no extent item"
 
 # Arguments.
 i=$(c args); snap "$i"

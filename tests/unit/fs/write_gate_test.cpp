@@ -30,6 +30,14 @@ TEST_CASE("a plain skinny filesystem with a free space tree may be written") {
   CHECK(fs::check_writable(writable_super(), false));
 }
 
+TEST_CASE("without skinny metadata too (tree block items in the old form; issue 12)") {
+  SuperBlock sb = writable_super();
+  sb.incompat_flags.set(sb.incompat_flags.get() & ~INCOMPAT_SKINNY_METADATA);
+  CHECK(fs::check_writable(sb, false));
+  sb.compat_ro_flags.set(0);
+  CHECK(refusal(sb).find("free space tree") != std::string::npos);
+}
+
 TEST_CASE("seed, btrfs-image restores, ERROR and interrupted changes are refused by name") {
   for (auto [bit, name] : {std::pair{SUPER_FLAG_SEEDING, "SEEDING"}, std::pair{SUPER_FLAG_METADUMP, "METADUMP"},
                            std::pair{SUPER_FLAG_METADUMP_V2, "METADUMP_V2"}, std::pair{SUPER_FLAG_ERROR, "ERROR"},
