@@ -12,11 +12,15 @@
 # Proves, against the kernel's numbers (`btrfs qgroup show --raw -pcre`; a
 # squota kernel has no rescan: its numbers are the running totals):
 #  - verify computes every qgroup as the kernel (referenced = exclusive, the
-#    sum of the members for 1/100), exits 0, says mode "simple" and the
-#    status item's enable_gen (JSON and text), show agrees;
+#    sum of the members for 1/100, compressed twins 0), exits 0, says mode
+#    "simple" and the status item's enable_gen (JSON and text), show agrees;
+#    D's qgroup is a space holder in both (verify status space_holder, show
+#    <squota space holder>);
 #  - btrfs check (btrfs-progs >= 6.7 when present) agrees;
 #  - a QGROUP_INFO edited on disk is found (exit 1, the qgroup named) and
-#    --repair writes it back; the kernel mounts and shows the true numbers and
+#    --repair writes it back (a crash after any of its writes leaves the old
+#    or the new state, and a rerun finishes); the kernel mounts and shows the
+#    true numbers and
 #    keeps them exact through more writes and deletions (verify equals the
 #    kernel after them);
 #  - balance -m and convert --bg-tree / --no-bg-tree leave every number and
@@ -180,6 +184,29 @@ for b in json.load(sys.stdin)["trees"][0]["blocks"]:
   check "edited 0/$A: verify exits 1 (rc $RC)" [ "$RC" -eq 1 ]
   check "edited 0/$A: named as differing" grep -q "^0/$A .*differs" "$T/damaged-$ns.txt"
   check "edited 0/$A: nothing else differs" [ "$(grep -c differs "$T/damaged-$ns.txt")" -eq 1 ]
+  # A crash after every write request of the repair leaves the edited or the
+  # repaired filesystem, and a rerun finishes (16K only: the same engine).
+  if [ "$ns" = 16384 ]; then
+    local n=1 st
+    while :; do
+      cp --sparse=always "$img" "$T/crash.img"
+      run_rc "$T/crash.out" env FSCTL_FAIL_AFTER_WRITES=$n "$FSCTL" -q qgroup verify --repair "$T/crash.img"
+      [ "$RC" -eq 0 ] && break
+      [ "$RC" -eq 86 ] || fail "crash run $n: exit $RC, expect the fail point's 86"
+      st=$("$FSCTL" --format json qgroup verify "$T/crash.img" | python3 -c '
+import json,sys
+r=[r for r in json.load(sys.stdin)["qgroups"] if r["qgroupid"]==sys.argv[1]][0]["ondisk"]["referenced"]
+print("old" if r == int(sys.argv[2]) else "new" if r == int(sys.argv[3]) else "neither %d" % r)' "0/$A" $((RFER + 1048576)) "$RFER")
+      case "$st" in old | new) ;; *) fail "crash at write $n: 0/$A is $st";; esac
+      progs_check "$T/crash.img" || [ "$st" = old ] || fail "crash at write $n ($st): btrfs check"
+      "$FSCTL" -q qgroup verify --repair "$T/crash.img" >/dev/null || fail "rerun after crash $n"
+      "$FSCTL" -q qgroup verify "$T/crash.img" >/dev/null || fail "verify after crash $n and rerun"
+      n=$((n + 1))
+      [ $n -lt 100 ] || fail "repair never finished"
+    done
+    echo "  ok: repair crashed after each of its $((n - 1)) write requests: old or new state, rerun completes"
+    rm -f "$T/crash.img"
+  fi
   run_rc "$T/repair-$ns.json" "$FSCTL" --format json qgroup verify --repair "$img"
   check "repair exits 0 (rc $RC)" [ "$RC" -eq 0 ]
   check "repair rewrote one qgroup" python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["repair"]; assert r["wrote"] and r["qgroups_updated"] == 1, r' "$T/repair-$ns.json"
