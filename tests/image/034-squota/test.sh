@@ -193,12 +193,13 @@ for b in json.load(sys.stdin)["trees"][0]["blocks"]:
       run_rc "$T/crash.out" env FSCTL_FAIL_AFTER_WRITES=$n "$FSCTL" -q qgroup verify --repair "$T/crash.img"
       [ "$RC" -eq 0 ] && break
       [ "$RC" -eq 86 ] || fail "crash run $n: exit $RC, expect the fail point's 86"
-      st=$("$FSCTL" --format json qgroup verify "$T/crash.img" | python3 -c '
+      run_rc "$T/crash.json" "$FSCTL" --format json qgroup verify "$T/crash.img"   # exit 1 in the old state
+      st=$(python3 -c '
 import json,sys
-r=[r for r in json.load(sys.stdin)["qgroups"] if r["qgroupid"]==sys.argv[1]][0]["ondisk"]["referenced"]
-print("old" if r == int(sys.argv[2]) else "new" if r == int(sys.argv[3]) else "neither %d" % r)' "0/$A" $((RFER + 1048576)) "$RFER")
+r=[r for r in json.load(open(sys.argv[1]))["qgroups"] if r["qgroupid"]==sys.argv[2]][0]["ondisk"]["referenced"]
+print("old" if r == int(sys.argv[3]) else "new" if r == int(sys.argv[4]) else "neither %d" % r)' "$T/crash.json" "0/$A" $((RFER + 1048576)) "$RFER")
       case "$st" in old | new) ;; *) fail "crash at write $n: 0/$A is $st";; esac
-      progs_check "$T/crash.img" || [ "$st" = old ] || fail "crash at write $n ($st): btrfs check"
+      progs_check "$T/crash.img" > /dev/null || [ "$st" = old ] || fail "crash at write $n ($st): btrfs check"
       "$FSCTL" -q qgroup verify --repair "$T/crash.img" >/dev/null || fail "rerun after crash $n"
       "$FSCTL" -q qgroup verify "$T/crash.img" >/dev/null || fail "verify after crash $n and rerun"
       n=$((n + 1))
