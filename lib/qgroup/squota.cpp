@@ -23,7 +23,7 @@ namespace {
 /// What the extent tree says: bytes of data charged per owner, and the tree
 /// blocks whose owner their headers tell.
 struct ExtentScan {
-  std::map<u64, u64> charged;                  // bytes by subvolume id
+  std::map<u64, u64> charged;                    // bytes by subvolume id
   std::vector<ctree::BlockRequest> tree_blocks;  // born at or after enable_gen
   u64 extent_tree_blocks = 0;
 };
