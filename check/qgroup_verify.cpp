@@ -29,8 +29,12 @@ Result<std::optional<QgroupVerifyReport>> verify_qgroups(fs::FsInfo& fs, Progres
       row.status = "missing";
     } else if (row.ondisk->rfer != c.rfer || row.ondisk->excl != c.excl) {
       row.status = "differs";
+    } else if (qgroup::qgroup_level(id) == 0 && !row.subvol_exists) {
+      // Simple quotas keep the qgroup of a deleted subvolume while extents it
+      // owns are still in use (btrfs-progs: "<squota space holder>").
+      row.status = rep.quota.simple_quota && (c.rfer || c.excl) ? "space_holder" : "stale";
     } else {
-      row.status = qgroup::qgroup_level(id) == 0 && !row.subvol_exists ? "stale" : "ok";
+      row.status = "ok";
     }
     if (row.status == "differs" || row.status == "missing") rep.mismatches++;
     rep.rows.push_back(row);

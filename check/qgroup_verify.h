@@ -22,7 +22,9 @@ struct QgroupVerifyRow {
   /// "<under deletion>").
   bool subvol_dropping = false;
   /// "ok", "differs", "missing" (a subvolume without a qgroup), "stale" (a
-  /// level-0 qgroup without a subvolume; its numbers are still compared)
+  /// level-0 qgroup without a subvolume; its numbers are still compared),
+  /// "space_holder" (simple quotas: such a qgroup whose numbers are right
+  /// and not 0: extents its deleted subvolume owns are still in use)
   std::string status;
   [[nodiscard]] s64 diff_rfer() const { return static_cast<s64>(computed.rfer - (ondisk ? ondisk->rfer : 0)); }
   [[nodiscard]] s64 diff_excl() const { return static_cast<s64>(computed.excl - (ondisk ? ondisk->excl : 0)); }

@@ -33,7 +33,9 @@ std::string join_ids(const std::set<u64>& ids) {
 void print_quota_status(const qgroup::QuotaState& q) {
   std::cout << "quota status: flags " << format::hex(q.flags) << " ("
             << (q.on() ? "on" : "off") << (q.rescan_running() ? ", rescan in progress" : "")
-            << (q.inconsistent() ? ", inconsistent" : "") << "), generation " << q.generation << '\n';
+            << (q.inconsistent() ? ", inconsistent" : "") << "), generation " << q.generation;
+  if (q.simple_quota) std::cout << ", simple quotas from generation " << q.squota_enable_gen();
+  std::cout << '\n';
 }
 
 // ------------------------------------------------------------------ show
@@ -105,6 +107,11 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
   for (auto& [id, item] : (*q)->qgroups) rows.push_back(&item);
   auto maxr = [](const qgroup::QgroupItem* i) { return i->limit && (i->limit->flags & qgroup::QGROUP_LIMIT_MAX_RFER) ? i->limit->max_rfer : ~0ULL; };
   auto maxe = [](const qgroup::QgroupItem* i) { return i->limit && (i->limit->flags & qgroup::QGROUP_LIMIT_MAX_EXCL) ? i->limit->max_excl : ~0ULL; };
+  // Simple quotas keep the qgroup of a deleted subvolume while extents it
+  // owns are in use: not stale (verify's status "space_holder").
+  auto space_holder = [&](const qgroup::QgroupItem* i) {
+    return (*q)->simple_quota && (i->ondisk.rfer || i->ondisk.excl) && !(**fs).find_root(i->qgroupid);
+  };
   auto path_of = [&](const qgroup::QgroupItem* i) -> std::string {
     if (qgroup::qgroup_level(i->qgroupid) > 0) return "<" + std::to_string(i->children.size()) + " member qgroups>";
     if (i->qgroupid == 5) return "<toplevel>";
@@ -112,7 +119,8 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
     if (it != paths->end()) return it->second;
     // No path but a ROOT_ITEM: deleted, its tree not yet dropped (the label
     // of btrfs-progs 6.x qgroup show; "<stale>": no subvolume at all).
-    return (**fs).find_root(i->qgroupid) ? "<under deletion>" : "<stale>";
+    if ((**fs).find_root(i->qgroupid)) return "<under deletion>";
+    return space_holder(i) ? "<squota space holder>" : "<stale>";
   };
   // Keys in the order given, then qgroupid ascending; "no limit" sorts as the largest.
   auto cmp_field = [&](const std::string& f, const qgroup::QgroupItem* a, const qgroup::QgroupItem* b) -> int {
@@ -159,13 +167,14 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
       // without one; a higher level's members listed, not counted.
       const bool level0 = qgroup::qgroup_level(i->qgroupid) == 0;
       auto it = paths->find(i->qgroupid);
-      json path = nullptr, exists = nullptr, dropping = nullptr;
+      json path = nullptr, exists = nullptr, dropping = nullptr, holder = nullptr;
       if (level0) {
         bool has_root = i->qgroupid == 5 || (**fs).find_root(i->qgroupid).has_value();
         if (i->qgroupid == 5) path = "";
         else if (it != paths->end()) path = it->second;
         exists = has_root;
         dropping = has_root && i->qgroupid != 5 && it == paths->end();
+        holder = space_holder(i);
       }
       arr.push_back({{"qgroupid", qgroupid_to_string(i->qgroupid)}, {"referenced", i->ondisk.rfer},
                      {"referenced_compressed", i->ondisk.rfer_cmpr}, {"exclusive", i->ondisk.excl},
@@ -174,7 +183,8 @@ int run_show(const GlobalOptions& g, const std::vector<std::string>& devs, ShowC
                      {"max_exclusive", maxe(i) == ~0ULL ? json(nullptr) : json(maxe(i))},
                      {"parents", qgroupids_json(i->parents)}, {"children", qgroupids_json(i->children)},
                      {"path", path}, {"members", level0 ? json::array() : qgroupids_json(i->children)},
-                     {"subvol_exists", exists}, {"subvol_dropping", dropping}});
+                     {"subvol_exists", exists}, {"subvol_dropping", dropping},
+                     {"squota_space_holder", holder}});
     }
     out["qgroups"] = arr;
     std::cout << out.dump(2) << '\n';
@@ -306,9 +316,13 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
     out["interrupted"] = repaired && repaired->interrupted;
     if (repaired && repaired->interrupted) out["state_note"] = "nothing was written";
     out["leftover_work"] = leftover_work_json(leftover);
-    out["stats"] = {{"subvolumes", rep_.computed.subvols.size()}, {"tree_blocks", rep_.computed.tree_blocks},
-                    {"data_extents", rep_.computed.data_extents}, {"root_sets", rep_.computed.rootsets},
-                    {"quota_tree_leaves", rep_.quota.quota_tree_leaves}, {"seconds", rep_.computed.seconds}};
+    const auto& cs = rep_.computed;
+    auto simple_only = [&](u64 v) { return cs.simple ? json(v) : json(nullptr); };
+    out["stats"] = {{"subvolumes", cs.subvols.size()}, {"tree_blocks", cs.tree_blocks},
+                    {"data_extents", cs.data_extents}, {"root_sets", cs.rootsets},
+                    {"quota_tree_leaves", rep_.quota.quota_tree_leaves},
+                    {"extents_before_enable_gen", simple_only(cs.extents_before_enable)},
+                    {"data_extents_without_owner", simple_only(cs.data_extents_unowned)}, {"seconds", cs.seconds}};
     std::cout << out.dump(2) << '\n';
     return rc;
   }
@@ -324,11 +338,20 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
                 format_bytes_signed(row.diff_rfer(), units).c_str(), od(row.ondisk ? row.ondisk->excl : 0).c_str(),
                 format_bytes(row.computed.excl, units).c_str(), format_bytes_signed(row.diff_excl(), units).c_str());
   }
-  std::printf("verified %zu qgroups (%llu subvolume trees, %llu tree blocks, %llu data extents) in %.3f s: %llu mismatched\n",
-              rep_.rows.size(), static_cast<unsigned long long>(rep_.computed.subvols.size()),
-              static_cast<unsigned long long>(rep_.computed.tree_blocks),
-              static_cast<unsigned long long>(rep_.computed.data_extents), rep_.computed.seconds,
-              static_cast<unsigned long long>(rep_.mismatches));
+  if (rep_.computed.simple)
+    std::printf("verified %zu qgroups with simple-quota rules (%llu tree blocks and %llu data extents charged to "
+                "their owners; %llu extents older than generation %llu not counted) in %.3f s: %llu mismatched\n",
+                rep_.rows.size(), static_cast<unsigned long long>(rep_.computed.tree_blocks),
+                static_cast<unsigned long long>(rep_.computed.data_extents),
+                static_cast<unsigned long long>(rep_.computed.extents_before_enable),
+                static_cast<unsigned long long>(rep_.computed.enable_gen), rep_.computed.seconds,
+                static_cast<unsigned long long>(rep_.mismatches));
+  else
+    std::printf("verified %zu qgroups (%llu subvolume trees, %llu tree blocks, %llu data extents) in %.3f s: %llu mismatched\n",
+                rep_.rows.size(), static_cast<unsigned long long>(rep_.computed.subvols.size()),
+                static_cast<unsigned long long>(rep_.computed.tree_blocks),
+                static_cast<unsigned long long>(rep_.computed.data_extents), rep_.computed.seconds,
+                static_cast<unsigned long long>(rep_.mismatches));
   for (auto& row : rep_.rows)
     if (row.subvol_dropping)
       std::printf("note: subvolume %llu is being deleted (drop in progress): qgroup %s is right now and changes when the drop finishes\n",

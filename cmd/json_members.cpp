@@ -15,7 +15,9 @@ json bg_tree_state_json(const fs::BgTreeState& st) {
 }
 
 json quota_status_json(const qgroup::QuotaState& q) {
-  return json{{"flags", q.flags},
+  return json{{"mode", q.mode_name()},
+              {"enable_gen", q.simple_quota ? json(q.squota_enable_gen()) : json(nullptr)},
+              {"flags", q.flags},
               {"generation", q.generation},
               {"rescan", q.rescan_running() ? json(q.rescan) : json(nullptr)},
               {"inconsistent", q.inconsistent()},

@@ -183,6 +183,11 @@ void sort_inline_refs(std::vector<ExtentRef>& refs) {
   });
 }
 
+std::optional<u64> extent_owner_root(const ExtentRecord& rec) {
+  if (rec.inline_refs.empty() || rec.inline_refs.front().type != KeyType::EXTENT_OWNER_REF) return std::nullopt;
+  return rec.inline_refs.front().root;
+}
+
 u64 hash_extent_data_ref(u64 root, u64 objectid, u64 offset) {
   u8 b[8];
   store_le<u64>(b, root);

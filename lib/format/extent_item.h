@@ -6,6 +6,7 @@
 // the key) and the old one (EXTENT_ITEM followed by btrfs_tree_block_info).
 // Keyed backrefs: extent_backref.h.
 #pragma once
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -84,12 +85,26 @@ struct ExtentRecord {
 /// a smaller value; the tree checker rejects "inline ref out-of-order" when a
 /// ref's value exceeds the previous one of its type): the root for
 /// TREE_BLOCK_REF and EXTENT_OWNER_REF, the parent bytenr for SHARED_*, and
+/// The subvolume a data extent is charged to under simple quotas: the root
+/// of its EXTENT_OWNER_REF inline ref, which the kernel writes first (type
+/// 172 sorts before every other ref; extent-tree.c btrfs_get_extent_owner_root
+/// reads only the first). std::nullopt when the first inline ref is another
+/// type (an extent written before simple quotas were enabled).
+[[nodiscard]] std::optional<u64> extent_owner_root(const ExtentRecord& rec);
+
 /// hash_extent_data_ref(root, objectid, offset) for EXTENT_DATA_REF.
 [[nodiscard]] u64 inline_ref_seq(const ExtentRef& ref);
 
 /// Sorts inline refs into the on-disk order: type ascending, inline_ref_seq
 /// descending (stable for equal keys).
 void sort_inline_refs(std::vector<ExtentRef>& refs);
+
+/// The subvolume a data extent is charged to under simple quotas: the root
+/// of its EXTENT_OWNER_REF inline ref, which the kernel writes first (type
+/// 172 sorts before every other ref; extent-tree.c btrfs_get_extent_owner_root
+/// reads only the first). std::nullopt when the first inline ref is another
+/// type (an extent written before simple quotas were enabled).
+[[nodiscard]] std::optional<u64> extent_owner_root(const ExtentRecord& rec);
 
 /// hash_extent_data_ref(root, objectid, offset): the key offset of a keyed
 /// EXTENT_DATA_REF (kernel extent-tree.c).

@@ -15,9 +15,6 @@
 namespace fsctl::qgroup {
 using namespace fsctl::format;
 
-namespace {
-
-// Level-0 members (subvolume ids) of qgroup `q`, through every level of children.
 std::set<u64> level0_members(const QuotaState& quota, u64 q) {
   std::set<u64> out;
   std::vector<u64> stack{q};
@@ -37,11 +34,28 @@ std::set<u64> level0_members(const QuotaState& quota, u64 q) {
   return out;
 }
 
+namespace {
+
+SubvolRoot subvol_of(const fs::RootEntry& e) {
+  SubvolRoot sr;
+  sr.root_id = e.key.objectid;
+  sr.dropping = e.item.refs == 0;
+  sr.drop_progress = e.item.drop_progress;
+  sr.drop_level = e.item.drop_level;
+  return sr;
+}
+
 }  // namespace
 
+std::vector<SubvolRoot> subvolume_roots(const fs::FsInfo& fs) {
+  std::vector<SubvolRoot> out;
+  for (auto& e : fs.root_entries())
+    if (is_fstree(e.key.objectid)) out.push_back(subvol_of(e));
+  return out;
+}
+
 Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 data_ref_budget, ProgressObserver* progress) {
-  if (quota.simple_mode() || (fs.super().incompat_flags.get() & INCOMPAT_SIMPLE_QUOTA))
-    return make_error(Errc::unsupported, "simple quotas (squota) are not supported by fsctl yet");
+  if (quota.simple_quota) return compute_squota(fs, quota, progress);
   auto t0 = std::chrono::steady_clock::now();
   Computed out;
   ctree::RootSets sets;
@@ -49,11 +63,7 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
   std::map<u64, SubvolRoot> dropping;  // by root id
   for (auto& e : fs.root_entries()) {
     if (!is_fstree(e.key.objectid)) continue;
-    SubvolRoot sr;
-    sr.root_id = e.key.objectid;
-    sr.dropping = e.item.refs == 0;
-    sr.drop_progress = e.item.drop_progress;
-    sr.drop_level = e.item.drop_level;
+    SubvolRoot sr = subvol_of(e);
     out.subvols.push_back(sr);
     if (sr.dropping && sr.drop_progress.objectid != 0) dropping[sr.root_id] = sr;
     roots.push_back({e.key.objectid, e.item.bytenr, e.item.level, e.item.generation});

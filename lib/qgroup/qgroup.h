@@ -52,10 +52,19 @@ struct QuotaState {
   u64 version = 0, generation = 0, flags = 0, rescan = 0, enable_gen = 0;  // QGROUP_STATUS (format::QgroupStatusRecord)
   std::map<u64, QgroupItem> qgroups;  // by qgroupid
   u64 quota_tree_leaves = 0;          // how many leaves were read
+  /// The superblock's SIMPLE_QUOTA incompat bit: the kernel accounts in
+  /// simple mode (qgroup.c btrfs_qgroup_mode), whatever the status flags say.
+  bool simple_quota = false;
   [[nodiscard]] bool on() const { return flags & format::QGROUP_STATUS_FLAG_ON; }
   [[nodiscard]] bool rescan_running() const { return flags & format::QGROUP_STATUS_FLAG_RESCAN; }
   [[nodiscard]] bool inconsistent() const { return flags & format::QGROUP_STATUS_FLAG_INCONSISTENT; }
   [[nodiscard]] bool simple_mode() const { return flags & format::QGROUP_STATUS_FLAG_SIMPLE_MODE; }
+  /// The first transid whose extents simple quotas count: the status item's
+  /// enable_gen, which the kernel reads only when the item has SIMPLE_MODE
+  /// (btrfs_read_qgroup_config; 0 otherwise, every extent counts).
+  [[nodiscard]] u64 squota_enable_gen() const { return simple_mode() ? enable_gen : 0; }
+  /// "simple" or "full": the accounting the kernel does on this filesystem.
+  [[nodiscard]] const char* mode_name() const { return simple_quota ? "simple" : "full"; }
 };
 
 /// Reads the whole quota tree from its first key (0,0,0): status, every
@@ -73,6 +82,14 @@ struct SubvolRoot {
   u8 drop_level = 0;
 };
 
+/// The subvolume trees of `fs` (is_fstree ROOT_ITEMs), those being deleted
+/// with their drop progress.
+[[nodiscard]] std::vector<SubvolRoot> subvolume_roots(const fs::FsInfo& fs);
+
+/// Level-0 members (subvolume ids) of qgroup `q` through every level of
+/// relations; {id} for a level-0 qgroup.
+[[nodiscard]] std::set<u64> level0_members(const QuotaState& quota, u64 q);
+
 /// Computed numbers.
 struct Computed {
   std::map<u64, QgroupCount> counts;  // by qgroupid, for every qgroup in the quota tree and every subvolume
@@ -82,6 +99,13 @@ struct Computed {
   u64 rootsets = 0;                   // distinct sets of referencing subvolumes
   u64 spilled_runs = 0;               // sorted runs of data references written to a temporary file
   double seconds = 0;
+  /// Simple quotas (QuotaState::simple_quota): the numbers charge each
+  /// extent to its owner; tree_blocks and data_extents count the extents
+  /// charged, these the extents left out.
+  bool simple = false;
+  u64 enable_gen = 0;              // extents of an older generation are not counted
+  u64 extents_before_enable = 0;   // fs-owned extents born before enable_gen
+  u64 data_extents_unowned = 0;    // data extents from enable_gen on without an owner ref
 };
 
 /// Computes referenced/exclusive for every qgroup of `quota` (and a level-0
@@ -92,8 +116,8 @@ struct Computed {
 /// whose set meets q's level-0 members; exclusive(q) = bytes of extents whose
 /// non-empty set lies inside them. Data extents count disk_num_bytes, tree
 /// blocks nodesize; compressed twins equal the plain numbers (as the kernel
-/// keeps them). Errors: read errors naming the bytenr; Errc::unsupported for
-/// simple quotas. `data_ref_budget` bounds the memory of the data extent
+/// keeps them). With simple quotas (quota.simple_quota) it calls
+/// compute_squota instead. Errors: read errors naming the bytenr. `data_ref_budget` bounds the memory of the data extent
 /// references; past it they are spilled to a temporary file (lib/qgroup/data_refs.h).
 /// `progress`, when given, is told the tree blocks walked so far and their
 /// bytes as the walk goes (ProgressCounts tree_blocks_done, bytes_done; no
@@ -102,5 +126,21 @@ inline constexpr u64 DEFAULT_DATA_REF_BUDGET = 64ULL << 20;
 [[nodiscard]] Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota,
                                                u64 data_ref_budget = DEFAULT_DATA_REF_BUDGET,
                                                ProgressObserver* progress = nullptr);
+
+/// Simple-quota numbers (kernel qgroup.c btrfs_record_squota_delta and its
+/// callers in extent-tree.c): every extent item of the extent tree whose
+/// generation is at least quota.squota_enable_gen() is charged, once, to one
+/// subvolume: a data extent (disk num_bytes) to the root of its
+/// EXTENT_OWNER_REF, a tree block (nodesize) to the owner in its header.
+/// Extents owned by no subvolume (global trees, relocation trees, data
+/// extents without an owner ref) count nowhere. A level-0 qgroup gets what
+/// its subvolume owns, referenced = exclusive (no sharing accounting); a
+/// higher level the sum over its level-0 members. The compressed twins are
+/// 0, as the kernel leaves them under simple quotas. Reads the extent tree in
+/// one streaming pass, then the headers of the counted tree blocks in
+/// physical order. Errors: read errors naming the bytenr, Errc::corrupt for
+/// an extent item the codec rejects (naming its key).
+[[nodiscard]] Result<Computed> compute_squota(fs::FsInfo& fs, const QuotaState& quota,
+                                              ProgressObserver* progress = nullptr);
 
 }  // namespace fsctl::qgroup

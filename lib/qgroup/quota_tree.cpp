@@ -27,6 +27,7 @@ Result<std::optional<QuotaState>> read_quota(fs::FsInfo& fs) {
   auto root = fs.find_root(QUOTA_TREE_OBJECTID);
   if (!root) return std::optional<QuotaState>{};
   QuotaState q;
+  q.simple_quota = (fs.super().incompat_flags.get() & INCOMPAT_SIMPLE_QUOTA) != 0;
   u64 last_leaf = 0;
   std::vector<Key> relations;
   auto st = ctree::for_each_item(fs, *root, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {

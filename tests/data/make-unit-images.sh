@@ -8,6 +8,7 @@
 # data extents are preallocated (fallocate writes no data), so the images
 # compress to a few hundred KB.
 #   usage: tests/data/make-unit-images.sh [OUT_DIR]   (default: this folder)
+#   ONLY=NAME makes only that image (e.g. ONLY=squota-4k).
 set -euo pipefail
 OUT=$(cd "${1:-$(dirname "$0")}" && pwd)
 T=$(mktemp -d)
@@ -39,6 +40,8 @@ data_files() {
   done
 }
 
+want() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
+
 finish() {  # IMG NAME
   umount "$MNT"
   btrfs check --readonly "$1" > /dev/null
@@ -49,6 +52,7 @@ finish() {  # IMG NAME
 # 1. convert-16k: 256 MiB, nodesize 16K (mkfs default), metadata DUP, no
 # quota; 7 block groups (five data groups from 96 MiB of preallocated
 # files), so a conversion with a batch of 2 commits several times.
+if want convert-16k; then
 IMG=$T/convert-16k.img
 truncate -s 256M "$IMG"
 mkfs.btrfs -q -f -n 16384 -U 4f2a6e1c-0b1d-4c55-9a57-5e1f00000001 "$IMG" > /dev/null
@@ -60,12 +64,14 @@ data_files "$MNT/sv1/data" 10
 for i in 1 2 3 4 5 6 7 8; do fallocate -l 12M "$MNT/prealloc$i"; done
 btrfs -q subvolume snapshot "$MNT/sv1" "$MNT/snap1"
 finish "$IMG" convert-16k
+fi
 
 # 2. quota-4k: 256 MiB, nodesize 4K (taller trees from little metadata),
 # metadata DUP, quota on: subvolume sv1 (1,500 small files and 30 data
 # files), its snapshot snap1 with 150 files changed and 100 added in sv1
 # afterwards (shared and exclusive blocks), subvolume sv2, and a level-1
 # qgroup 1/100 holding sv1 and snap1; numbers made exact by a rescan.
+if want quota-4k; then
 IMG=$T/quota-4k.img
 truncate -s 256M "$IMG"
 mkfs.btrfs -q -f -n 4096 -U 4f2a6e1c-0b1d-4c55-9a57-5e1f00000002 "$IMG" > /dev/null
@@ -91,3 +97,43 @@ btrfs quota rescan -w "$MNT" > /dev/null
 sync
 btrfs qgroup show -pc "$MNT"
 finish "$IMG" quota-4k
+fi
+
+# 3. squota-4k: 256 MiB, nodesize 4K, metadata DUP, simple quotas
+# (tests/tools/quota_ctl.py: the BTRFS_IOC_QUOTA_CTL ioctl; kernel 6.7+)
+# enabled after sv0 was written: subvolume sv1 (1,500 small files, 30 data
+# files), its snapshot snap1 with 150 files changed, a reflink from sv1 into
+# sv2, a level-1 qgroup 1/100 holding sv1 and sv2; the kernel's numbers are
+# exact by construction (no rescan under simple quotas).
+if want squota-4k; then
+IMG=$T/squota-4k.img
+truncate -s 256M "$IMG"
+mkfs.btrfs -q -f -n 4096 -U 4f2a6e1c-0b1d-4c55-9a57-5e1f00000003 "$IMG" > /dev/null
+mount -o loop,noatime "$IMG" "$MNT"
+btrfs -q subvolume create "$MNT/sv0"
+small_files "$MNT/sv0/files" 200 sv0
+data_files "$MNT/sv0/data" 5
+sync
+python3 "$(dirname "$0")/../tools/quota_ctl.py" enable-simple "$MNT"
+btrfs -q subvolume create "$MNT/sv1"
+small_files "$MNT/sv1/files" 1500 sv1
+data_files "$MNT/sv1/data" 30
+sync
+btrfs -q subvolume snapshot "$MNT/sv1" "$MNT/snap1"
+for ((i = 0; i < 1500; i += 10)); do echo changed >> "$MNT/sv1/files/f$i"; done
+btrfs -q subvolume create "$MNT/sv2"
+small_files "$MNT/sv2/files" 300 sv2
+cp --reflink=always "$MNT/sv1/data/data3" "$MNT/sv2/data3.reflink"
+echo more >> "$MNT/sv0/files/f7"
+sync
+btrfs qgroup create 1/100 "$MNT"
+btrfs qgroup assign "0/$(btrfs inspect-internal rootid "$MNT/sv1")" 1/100 "$MNT"
+btrfs qgroup assign "0/$(btrfs inspect-internal rootid "$MNT/sv2")" 1/100 "$MNT"
+sync
+btrfs qgroup show -pc "$MNT"
+umount "$MNT"
+# btrfs check 6.2 does not know SIMPLE_QUOTA: fsctl's own verify is the check here.
+"${FSCTL:?FSCTL must point at a built fsctl for squota-4k}" qgroup verify "$IMG" > /dev/null
+zstd -q -19 -f "$IMG" -o "$OUT/squota-4k.img.zst"
+echo "squota-4k.img.zst: $(stat -c %s "$OUT/squota-4k.img.zst") bytes"
+fi

@@ -6,7 +6,9 @@
 # fuzz_super:      4096-byte primary superblocks (crc32c/4K, xxhash/16K DUP, raid1 devid 1)
 # fuzz_tree_block: [nodesize index][csum type] + one real tree block, per tree;
 #                  and from a non-skinny image with quota and regular file
-#                  extents: its extent, quota and fs tree leaves (s-*)
+#                  extents: its extent, quota and fs tree leaves (s-*); from a
+#                  simple-quota image (root, kernel 6.7+): extent leaf with
+#                  EXTENT_OWNER_REFs and quota leaf with enable_gen (q-*)
 # fuzz_open:       sparse images (le64 size, then (le64 offset, 4096 bytes) records)
 #                  holding the superblocks and every tree block of small filesystems
 import json, os, struct, subprocess, sys, tempfile
@@ -100,6 +102,7 @@ def main():
     write("fuzz_tree_block", "b-chunk-16k", bytes([2, 1]) + read(b, phys(cmap, blk["bytenr"]), 16384))
 
     tree_block_seeds_nonskinny(tmp)
+    tree_block_seeds_squota(tmp)
 
     for name, img in (("a-4k-single", a), ("n-4k-single-60files", n)):
         trees = dump(img)
@@ -128,6 +131,45 @@ def tree_block_seeds_nonskinny(tmp):
         want = {2: "EXTENT_ITEM", 5: "EXTENT_DATA", 8: "QGROUP_STATUS"}[t["root_id"]]
         blk = next(b for b in t["blocks"] if any(it["key"]["type_name"] == want for it in b.get("items", [])))
         write("fuzz_tree_block", f"s-{t['name'].lower()}-l0-{blk['bytenr']}", bytes([0, 0]) + read(s, phys(cmap, blk["bytenr"]), 4096))
+
+def tree_block_seeds_squota(tmp):
+    """Leaves of a simple-quota image (kernel 6.7+, made through a loop mount,
+    so root only; skipped with a note elsewhere): data extent items whose
+    first inline ref is an EXTENT_OWNER_REF, and the 40-byte QGROUP_STATUS
+    with enable_gen."""
+    if os.geteuid() != 0:
+        print("squota seeds skipped: a loop mount needs root", file=sys.stderr)
+        return
+    q = os.path.join(tmp, "q.img")
+    mkfs(q, 256 << 20, "-n", "4096", "-m", "single")
+    m = os.path.join(tmp, "q.mnt")
+    os.makedirs(m, exist_ok=True)
+    if subprocess.run(["mount", "-o", "loop", q, m]).returncode != 0:
+        print("squota seeds skipped: mount -o loop failed", file=sys.stderr)
+        return
+    try:
+        ctl = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "quota_ctl.py")
+        if subprocess.run([sys.executable, ctl, "enable-simple", m]).returncode != 0:
+            print("squota seeds skipped: the kernel refuses simple quotas", file=sys.stderr)
+            return
+        subprocess.run(["btrfs", "subvolume", "create", os.path.join(m, "sv")], check=True, capture_output=True)
+        for i in range(12):
+            with open(os.path.join(m, "sv", f"f{i}"), "wb") as f:
+                f.write(os.urandom(6000 * (i % 3 + 1)))
+        subprocess.run(["cp", "--reflink=always", os.path.join(m, "sv", "f1"), os.path.join(m, "f1.reflink")], check=True)
+    finally:
+        subprocess.run(["umount", m], check=True)
+    trees = dump(q)
+    cmap = chunk_map(trees)
+    for t in trees:
+        if t["root_id"] not in (2, 8):
+            continue
+        if t["root_id"] == 2:
+            want = lambda it: any(r.get("type") == "EXTENT_OWNER_REF" for r in it.get("data", {}).get("inline_refs", []))
+        else:
+            want = lambda it: it["key"]["type_name"] == "QGROUP_STATUS"
+        blk = next(b for b in t["blocks"] if any(want(it) for it in b.get("items", [])))
+        write("fuzz_tree_block", f"q-{t['name'].lower()}-l0-{blk['bytenr']}", bytes([0, 0]) + read(q, phys(cmap, blk["bytenr"]), 4096))
 
 if __name__ == "__main__":
     main()

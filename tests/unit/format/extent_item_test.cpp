@@ -150,6 +150,20 @@ TEST_CASE("every inline ref type round-trips, EXTENT_OWNER_REF (simple quotas) f
   auto oback = decode_extent_item(Key{1 << 24, KeyType::EXTENT_ITEM, 4096}, ob);
   REQUIRE(oback);
   CHECK(oback->inline_refs[0] == ref_of(KeyType::EXTENT_OWNER_REF, 258));
+  CHECK(extent_owner_root(*oback) == std::optional<u64>(258));
+}
+
+TEST_CASE("extent_owner_root: the first inline ref only, as the kernel reads it") {
+  ExtentRecord rec;
+  rec.flags = EXTENT_FLAG_DATA;
+  CHECK(!extent_owner_root(rec));  // no inline ref at all (every ref keyed)
+  rec.inline_refs = {ref_of(KeyType::EXTENT_DATA_REF, 257, 0, 300, 0, 1)};
+  CHECK(!extent_owner_root(rec));  // written before simple quotas were enabled
+  rec.inline_refs.insert(rec.inline_refs.begin(), ref_of(KeyType::EXTENT_OWNER_REF, 259));
+  CHECK(extent_owner_root(rec) == std::optional<u64>(259));
+  // An owner ref after another ref is out of the kernel's order: not the owner.
+  std::swap(rec.inline_refs[0], rec.inline_refs[1]);
+  CHECK(!extent_owner_root(rec));
 }
 
 TEST_CASE("extent items cut short are corrupt, wherever the cut falls") {

@@ -142,4 +142,15 @@ TEST_CASE("balance cancel of a paused kernel balance: a crash at every write") {
   run_and_check("balance-cancel", with_balance_item(fixture("quota-4k")), balance_cancel_job());
 }
 
+TEST_CASE("balance -m --batch 1 with simple quotas (owner refs, header owners): a crash at every write") {
+  CrashOptions o;
+  o.result_mode = DumpMode::placement_free;
+  o.qgroups_exact_when_crashed = true;
+  run_and_check("balance-m-squota", fixture("squota-4k"), balance_job("", 1, false), o);
+}
+
+TEST_CASE("qgroup verify --repair with simple quotas after an edited QGROUP_INFO: a crash at every write") {
+  run_and_check("qgroup-repair-squota", with_wrong_qgroups(fixture("squota-4k")), repair_job());
+}
+
 }  // TEST_SUITE("crash")
