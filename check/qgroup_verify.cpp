@@ -10,7 +10,7 @@ Result<std::optional<QgroupVerifyReport>> verify_qgroups(fs::FsInfo& fs, Progres
   FSCTL_TRY_ASSIGN(auto quota, qgroup::read_quota(fs));
   if (!quota) return std::optional<QgroupVerifyReport>{};
   QgroupVerifyReport rep;
-  FSCTL_TRY_ASSIGN(rep.computed, qgroup::compute_qgroups(fs, *quota, qgroup::DEFAULT_DATA_REF_BUDGET, progress));
+  FSCTL_TRY_ASSIGN(rep.computed, qgroup::compute_qgroups(fs, *quota, 0, progress));
   rep.quota = std::move(*quota);
   std::set<u64> subvols, dropping;
   for (auto& s : rep.computed.subvols) {

@@ -20,11 +20,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // global options are accepted after the subcommand too
   std::string format = "text";
-  std::string cache_size = "256M";
+  std::string cache_size = "192M";
   app.add_option("--format", format, "Output format: text or json")->check(CLI::IsMember({"text", "json"}));
   app.add_flag("-v,--verbose", g.verbose, "More detail (repeatable)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors and results");
-  app.add_option("--cache-size", cache_size, "Tree block cache budget (e.g. 256M)");
+  app.add_option("--cache-size", cache_size, "Tree block cache budget (default 192M; peak memory stays within it + 64 MiB)");
   app.add_flag("--progress", g.progress,
                "Progress lines on stderr also when it is not a terminal (systemd, cron); a terminal always gets a redrawn line unless -q");
   app.add_option("--progress-interval", g.progress_interval, "Seconds between --progress lines (default 1; 0: every update)")
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   g.format = format == "json" ? Format::json : Format::text;
   auto cs = parse_size(cache_size);
   if (!cs || *cs < (1u << 20))
-    return usage_error(g, "invalid --cache-size '" + cache_size + "' (at least 1M, e.g. 256M)");
+    return usage_error(g, "invalid --cache-size '" + cache_size + "' (at least 1M, e.g. 192M)");
   g.cache_bytes = *cs;
   try {
     int rc = action ? action() : EXIT_USAGE;

@@ -49,7 +49,7 @@ struct GlobalOptions {
   /// progress_interval seconds (--progress-interval; 0: every update).
   bool progress = false;
   double progress_interval = 1.0;
-  u64 cache_bytes = 256ULL << 20;
+  u64 cache_bytes = 192ULL << 20;  // --cache-size: default + 64 MiB fits a 256 MiB memory cgroup
   /// The unit options given (--raw, --si, ...; cmd/units.h); nullopt: none,
   /// each text output keeps its default (units_or).
   std::optional<UnitMode> units;

@@ -24,6 +24,7 @@ class BlockCache {
   /// transaction's dirty blocks): the cache keeps bytes() <= budget() minus
   /// them, evicting at once when they grow.
   void set_outside_bytes(u64 bytes);
+  [[nodiscard]] u64 outside_bytes() const { return outside_; }
   [[nodiscard]] u64 bytes() const { return bytes_; }
   [[nodiscard]] u64 budget() const { return budget_; }
   [[nodiscard]] u64 hits() const { return hits_; }

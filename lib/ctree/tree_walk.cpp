@@ -11,30 +11,117 @@
 namespace fsctl::ctree {
 using namespace fsctl::format;
 
-RootSets::RootSets() { sets_.emplace_back(); index_[{}] = 0; }
+namespace {
+constexpr u64 UNION_ENTRY_BYTES = 48;  // an unordered_map node and its bucket
+}  // namespace
 
-u32 RootSets::intern(std::vector<u64> s) {
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
+RootSets::RootSets(u64 memo_bytes) : max_unions_(std::max<u64>(1024, memo_bytes / UNION_ENTRY_BYTES)) {
+  sets_.push_back({0, 0, 0});
+  index_.assign(1024, 0);
+  index_[hash_of(nullptr, 0) & (index_.size() - 1)] = 1;
+}
+
+u64 RootSets::hash_of(const u32* runs, u32 nruns) const {
+  u64 h = 0x9e3779b97f4a7c15ULL ^ nruns;
+  for (u32 i = 0; i < 2 * nruns; ++i) {
+    h ^= runs[i];
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+  }
+  return h;
+}
+
+void RootSets::grow_index() {
+  std::vector<u32> bigger(index_.size() * 2, 0);
+  for (u32 slot : index_) {
+    if (!slot) continue;
+    const Set& s = sets_[slot - 1];
+    u64 i = hash_of(arena_.data() + s.offset, s.nruns) & (bigger.size() - 1);
+    while (bigger[i]) i = (i + 1) & (bigger.size() - 1);
+    bigger[i] = slot;
+  }
+  index_.swap(bigger);
+}
+
+u32 RootSets::intern(const std::vector<u32>& runs) {
+  u32 nruns = static_cast<u32>(runs.size() / 2);
+  u64 mask = index_.size() - 1;
+  for (u64 i = hash_of(runs.data(), nruns) & mask;; i = (i + 1) & mask) {
+    u32 slot = index_[i];
+    if (!slot) break;
+    const Set& s = sets_[slot - 1];
+    if (s.nruns == nruns && std::equal(runs.begin(), runs.end(), arena_.begin() + static_cast<std::ptrdiff_t>(s.offset))) return slot - 1;
+  }
+  u32 count = 0;
+  for (u32 i = 0; i < nruns; ++i) count += runs[2 * i + 1] - runs[2 * i] + 1;
   u32 id = static_cast<u32>(sets_.size());
-  index_.emplace(s, id);
-  sets_.push_back(std::move(s));
+  sets_.push_back({arena_.size(), nruns, count});
+  arena_.insert(arena_.end(), runs.begin(), runs.end());
+  if (2 * sets_.size() > index_.size()) grow_index();
+  mask = index_.size() - 1;
+  u64 i = hash_of(runs.data(), nruns) & mask;
+  while (index_[i]) i = (i + 1) & mask;
+  index_[i] = id + 1;
   return id;
 }
 
-u32 RootSets::single(u64 root_id) { return intern({root_id}); }
+u32 RootSets::single(u64 root_id) {
+  auto [it, inserted] = root_index_.try_emplace(root_id, static_cast<u32>(root_ids_.size()));
+  if (inserted) root_ids_.push_back(root_id);
+  scratch_.assign({it->second, it->second});
+  return intern(scratch_);
+}
 
 u32 RootSets::unite(u32 a, u32 b) {
   if (a == b || b == 0) return a;
   if (a == 0) return b;
-  auto key = std::minmax(a, b);
-  auto it = unions_.find(key);
-  if (it != unions_.end()) return it->second;
-  std::vector<u64> out;
-  std::set_union(sets_[a].begin(), sets_[a].end(), sets_[b].begin(), sets_[b].end(), std::back_inserter(out));
-  u32 id = intern(std::move(out));
+  if (a > b) std::swap(a, b);
+  u64 key = u64{a} << 32 | b;
+  if (auto it = unions_.find(key); it != unions_.end()) return it->second;
+  // Merge the two run lists, joining runs that overlap or touch.
+  const Set& sa = sets_[a];
+  const Set& sb = sets_[b];
+  const u32* pa = arena_.data() + sa.offset;
+  const u32* pb = arena_.data() + sb.offset;
+  const u32 *ea = pa + 2 * sa.nruns, *eb = pb + 2 * sb.nruns;
+  scratch_.clear();
+  while (pa != ea || pb != eb) {
+    const u32* next;
+    if (pb == eb || (pa != ea && pa[0] <= pb[0])) {
+      next = pa;
+      pa += 2;
+    } else {
+      next = pb;
+      pb += 2;
+    }
+    if (!scratch_.empty() && u64{next[0]} <= u64{scratch_.back()} + 1) {
+      scratch_.back() = std::max(scratch_.back(), next[1]);
+    } else {
+      scratch_.push_back(next[0]);
+      scratch_.push_back(next[1]);
+    }
+  }
+  u32 id = intern(scratch_);
+  if (unions_.size() >= max_unions_) unions_.clear();
   unions_.emplace(key, id);
   return id;
+}
+
+RootSets::Members RootSets::get(u32 id) const {
+  const Set& s = sets_[id];
+  return Members(this, arena_.data() + s.offset, s.nruns, s.count);
+}
+
+std::vector<u64> RootSets::sorted(u32 id) const {
+  std::vector<u64> out;
+  for (u64 r : get(id)) out.push_back(r);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+u64 RootSets::memory_bytes() const {
+  return sets_.capacity() * sizeof(Set) + arena_.capacity() * sizeof(u32) + index_.capacity() * sizeof(u32) +
+         unions_.size() * UNION_ENTRY_BYTES + root_ids_.capacity() * sizeof(u64) + root_index_.size() * UNION_ENTRY_BYTES;
 }
 
 namespace {
@@ -48,6 +135,11 @@ Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets&
                   const ChildSetFilter& filter) {
   std::array<std::unordered_map<u64, Pending>, MAX_LEVEL> frontier;
   int top = -1;
+  // Root indexes in ascending id order: a snapshot chain's sets become runs.
+  std::vector<u64> ids;
+  for (auto& r : roots) ids.push_back(r.root_id);
+  std::sort(ids.begin(), ids.end());
+  for (u64 id : ids) (void)sets.single(id);
   for (auto& r : roots) {
     if (r.level >= MAX_LEVEL) return make_error(Errc::corrupt, "root " + std::to_string(r.root_id) + " has level " + std::to_string(r.level));
     auto& slot = frontier[r.level][r.bytenr];

@@ -45,6 +45,69 @@ SubvolRoot subvol_of(const fs::RootEntry& e) {
   return sr;
 }
 
+// The cache gives up `bytes` of its budget while it lives.
+class CacheShare {
+ public:
+  CacheShare(cache::BlockCache& c, u64 bytes) : cache_(c), before_(c.outside_bytes()) { c.set_outside_bytes(before_ + bytes); }
+  ~CacheShare() { cache_.set_outside_bytes(before_); }
+  CacheShare(const CacheShare&) = delete;
+  CacheShare& operator=(const CacheShare&) = delete;
+
+ private:
+  cache::BlockCache& cache_;
+  u64 before_;
+};
+
+// Referenced/exclusive of every qgroup in `qgroups` from the bytes of each
+// root set. Level 0 (a subvolume's own qgroup, members {id}): referenced =
+// bytes of the sets holding it, exclusive = bytes of the set {id}, summed
+// over each set's runs of root indexes at once (a difference array), so the
+// cost is the number of runs, not qgroups x sets x members. Higher levels:
+// any/all of the members per set.
+void sum_counts(const QuotaState& quota, const std::set<u64>& qgroups, const ctree::RootSets& sets,
+                const std::vector<u64>& bytes_by_set, std::map<u64, QgroupCount>& counts) {
+  std::vector<u64> rfer_by_index(sets.roots() + 1, 0), excl_by_index(sets.roots(), 0);
+  for (u32 rs = 1; rs < bytes_by_set.size(); ++rs) {
+    if (!bytes_by_set[rs]) continue;
+    auto m = sets.get(rs);
+    for (u32 i = 0; i < m.runs(); ++i) {
+      auto [first, last] = m.run(i);
+      rfer_by_index[first] += bytes_by_set[rs];
+      rfer_by_index[last + 1] -= bytes_by_set[rs];  // modulo 2^64: the prefix sums come out right
+    }
+    if (m.size() == 1) excl_by_index[m.run(0).first] += bytes_by_set[rs];
+  }
+  std::map<u64, QgroupCount> level0;  // by subvolume id
+  u64 running = 0;
+  for (u32 i = 0; i < sets.roots(); ++i) {
+    running += rfer_by_index[i];
+    level0[sets.root_id(i)] = {running, running, excl_by_index[i], excl_by_index[i]};
+  }
+  for (u64 q : qgroups) {
+    if (qgroup_level(q) == 0) {
+      auto it = level0.find(qgroup_subvolid(q));
+      counts[q] = it == level0.end() ? QgroupCount{} : it->second;
+      continue;
+    }
+    std::set<u64> members = level0_members(quota, q);
+    QgroupCount c;
+    for (u32 rs = 1; rs < bytes_by_set.size(); ++rs) {
+      if (!bytes_by_set[rs]) continue;
+      bool any = false, all = true;
+      for (u64 r : sets.get(rs)) {
+        bool in = members.count(r) > 0;
+        any |= in;
+        all &= in;
+      }
+      if (any) c.rfer += bytes_by_set[rs];
+      if (all) c.excl += bytes_by_set[rs];
+    }
+    c.rfer_cmpr = c.rfer;
+    c.excl_cmpr = c.excl;
+    counts[q] = c;
+  }
+}
+
 }  // namespace
 
 std::vector<SubvolRoot> subvolume_roots(const fs::FsInfo& fs) {
@@ -54,11 +117,21 @@ std::vector<SubvolRoot> subvolume_roots(const fs::FsInfo& fs) {
   return out;
 }
 
+WalkBudget walk_budget(u64 cache_budget) {
+  WalkBudget b;
+  b.data_refs = std::max<u64>(cache_budget / 4, 4ULL << 20);
+  b.union_memo = std::max<u64>(cache_budget / 32, 1ULL << 20);
+  return b;
+}
+
 Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 data_ref_budget, ProgressObserver* progress) {
   if (quota.simple_quota) return compute_squota(fs, quota, progress);
   auto t0 = std::chrono::steady_clock::now();
   Computed out;
-  ctree::RootSets sets;
+  WalkBudget budget = walk_budget(fs.cache().budget());
+  if (data_ref_budget) budget.data_refs = data_ref_budget;
+  CacheShare share(fs.cache(), budget.data_refs + budget.union_memo);
+  ctree::RootSets sets(budget.union_memo);
   std::vector<ctree::RootRef> roots;
   std::map<u64, SubvolRoot> dropping;  // by root id
   for (auto& e : fs.root_entries()) {
@@ -73,12 +146,12 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
   ctree::ChildSetFilter filter;
   if (!dropping.empty()) {
     filter = [&](const NodeView& parent, u32 slot, u32 rs) -> u32 {
-      const auto& members = sets.get(rs);
       bool touched = false;
-      for (u64 r : members) touched |= dropping.count(r) > 0;
+      for (u64 r : sets.get(rs)) touched |= dropping.count(r) > 0;
       if (!touched || slot + 1 >= parent.nritems()) return rs;
       Key next = parent.node_key(slot + 1);
       u32 keep = 0;
+      const std::vector<u64> members = sets.sorted(rs);  // unite() below may move the sets' storage
       for (u64 r : members) {
         auto it = dropping.find(r);
         if (it != dropping.end() && !(it->second.drop_progress < next)) continue;
@@ -92,7 +165,7 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
     if (rs >= bytes_by_set.size()) bytes_by_set.resize(rs + 1, 0);
     bytes_by_set[rs] += n;
   };
-  DataRefs data(sets, data_ref_budget);
+  DataRefs data(sets, budget.data_refs);
   u32 ns = fs.nodesize();
   FSCTL_TRY(ctree::walk_trees(fs, roots, sets, [&](const cache::TreeBlockRef& b, u32 rs) -> Status {
     NodeView v = b->view();
@@ -124,26 +197,9 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
   std::set<u64> qgroups;
   for (auto& [id, g] : quota.qgroups) qgroups.insert(id);
   for (auto& s : out.subvols) qgroups.insert(s.root_id);
-  for (u64 q : qgroups) {
-    std::set<u64> members = level0_members(quota, q);
-    QgroupCount c;
-    for (u32 rs = 1; rs < bytes_by_set.size(); ++rs) {
-      if (!bytes_by_set[rs]) continue;
-      const auto& set = sets.get(rs);
-      bool any = false, all = true;
-      for (u64 r : set) {
-        bool in = members.count(r) > 0;
-        any |= in;
-        all &= in;
-      }
-      if (any) c.rfer += bytes_by_set[rs];
-      if (all && !set.empty()) c.excl += bytes_by_set[rs];
-    }
-    c.rfer_cmpr = c.rfer;
-    c.excl_cmpr = c.excl;
-    out.counts[q] = c;
-  }
+  sum_counts(quota, qgroups, sets, bytes_by_set, out.counts);
   out.rootsets = sets.size();
+  out.rootset_bytes = sets.memory_bytes();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -20,7 +20,7 @@ using format::store_le;
 
 namespace {
 constexpr std::size_t RECORD = 20;
-constexpr std::size_t CHUNK_RECORDS = 4096;
+constexpr std::size_t CHUNK_RECORDS = 1024;  // 20 KiB of records per chunk
 
 void encode(const DataRef& r, u8* p) {
   store_le<u64>(p, r.bytenr);
@@ -67,16 +67,59 @@ class RunReader {
   std::vector<u8> chunk_;
   std::size_t pos_ = 0;
 };
+// Appends one run to the end of the file, chunk by chunk.
+class RunWriter {
+ public:
+  explicit RunWriter(std::FILE* f) : f_(f), raw_(CHUNK_RECORDS * RECORD),
+        comp_(static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(CHUNK_RECORDS * RECORD)))) {}
+  // Offset where the run starts. Errors: Errc::io.
+  Result<long> start() {
+    if (std::fseek(f_, 0, SEEK_END) != 0) return make_error(Errc::io, "seeking the qgroup spill file", errno);
+    return std::ftell(f_);
+  }
+  Status add(const DataRef& r) {
+    encode(r, raw_.data() + n_ * RECORD);
+    ++records_;
+    if (++n_ == CHUNK_RECORDS) return flush();
+    return {};
+  }
+  Status flush() {
+    if (n_ == 0) return {};
+    int c = LZ4_compress_default(as_chars(raw_.data()), comp_.data(), static_cast<int>(n_ * RECORD), static_cast<int>(comp_.size()));
+    if (c <= 0) return make_error(Errc::io, "compressing the qgroup spill file");
+    u8 hdr[8];
+    store_le<u32>(hdr, static_cast<u32>(n_ * RECORD));
+    store_le<u32>(hdr + 4, static_cast<u32>(c));
+    // Readers of other runs move the stream between chunks (a merge pass
+    // writes while it reads): append at the end every time.
+    if (std::fseek(f_, 0, SEEK_END) != 0) return make_error(Errc::io, "seeking the qgroup spill file", errno);
+    if (std::fwrite(hdr, 1, 8, f_) != 8 || std::fwrite(comp_.data(), 1, static_cast<std::size_t>(c), f_) != static_cast<std::size_t>(c))
+      return make_error(Errc::io, "writing the qgroup spill file: " + std::string(std::strerror(errno)), errno);
+    n_ = 0;
+    return {};
+  }
+  [[nodiscard]] u64 records() const { return records_; }
+
+ private:
+  std::FILE* f_;
+  std::vector<u8> raw_;
+  std::vector<char> comp_;
+  std::size_t n_ = 0;
+  u64 records_ = 0;
+};
+
 }  // namespace
 
 DataRefs::DataRefs(ctree::RootSets& sets, u64 budget_bytes)
-    : sets_(sets), max_records_(std::max<std::size_t>(1024, budget_bytes / sizeof(DataRef))) {}
+    : sets_(sets), budget_bytes_(budget_bytes), max_records_(std::max<std::size_t>(1024, budget_bytes / sizeof(DataRef))) {}
 
 DataRefs::~DataRefs() {
   if (file_) std::fclose(file_);
 }
 
 Status DataRefs::add(const DataRef& r) {
+  // The buffer's capacity is the budget (growth by doubling could take twice).
+  if (buf_.capacity() < max_records_) buf_.reserve(max_records_);
   buf_.push_back(r);
   if (buf_.size() >= max_records_) {
     sort_and_merge();
@@ -104,37 +147,21 @@ Status DataRefs::spill() {
     file_ = std::tmpfile();  // unlinked: nothing is left behind, even on a crash
     if (!file_) return make_error(Errc::io, "creating the qgroup spill file: " + std::string(std::strerror(errno)), errno);
   }
-  if (std::fseek(file_, 0, SEEK_END) != 0) return make_error(Errc::io, "seeking the qgroup spill file", errno);
-  long start = std::ftell(file_);
-  std::vector<u8> raw(CHUNK_RECORDS * RECORD);
-  std::vector<char> comp(static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(raw.size()))));
-  for (std::size_t i = 0; i < buf_.size(); i += CHUNK_RECORDS) {
-    std::size_t n = std::min(CHUNK_RECORDS, buf_.size() - i);
-    for (std::size_t k = 0; k < n; ++k) encode(buf_[i + k], raw.data() + k * RECORD);
-    int c = LZ4_compress_default(as_chars(raw.data()), comp.data(), static_cast<int>(n * RECORD),
-                                 static_cast<int>(comp.size()));
-    if (c <= 0) return make_error(Errc::io, "compressing the qgroup spill file");
-    u8 hdr[8];
-    store_le<u32>(hdr, static_cast<u32>(n * RECORD));
-    store_le<u32>(hdr + 4, static_cast<u32>(c));
-    if (std::fwrite(hdr, 1, 8, file_) != 8 || std::fwrite(comp.data(), 1, static_cast<std::size_t>(c), file_) != static_cast<std::size_t>(c))
-      return make_error(Errc::io, "writing the qgroup spill file: " + std::string(std::strerror(errno)), errno);
-  }
+  RunWriter w(file_);
+  FSCTL_TRY_ASSIGN(long start, w.start());
+  for (const DataRef& r : buf_) FSCTL_TRY(w.add(r));
+  FSCTL_TRY(w.flush());
   runs_.push_back({start, buf_.size()});
   buf_.clear();
+  ++spilled_;
   return {};
 }
 
-Status DataRefs::for_each_extent(const std::function<void(u64, u64, u32)>& visit) {
-  sort_and_merge();
-  if (runs_.empty()) {
-    for (auto& r : buf_) visit(r.bytenr, r.num_bytes, r.rootset);
-    buf_.clear();
-    return {};
-  }
-  if (!buf_.empty()) FSCTL_TRY(spill());
+// Merges runs [first, last) in ascending bytenr, one record per extent with
+// the union of its root sets. Each open run holds one chunk in memory.
+Status DataRefs::merge_runs(std::size_t first, std::size_t last, const std::function<Status(const DataRef&)>& out) {
   std::vector<RunReader> readers;
-  for (auto& run : runs_) readers.emplace_back(file_, run.offset, run.records);
+  for (std::size_t k = first; k < last; ++k) readers.emplace_back(file_, runs_[k].offset, runs_[k].records);
   using Item = std::pair<DataRef, std::size_t>;
   auto cmp = [](const Item& a, const Item& b) { return a.first.bytenr > b.first.bytenr; };
   std::priority_queue<Item, std::vector<Item>, decltype(cmp)> heap(cmp);
@@ -151,7 +178,7 @@ Status DataRefs::for_each_extent(const std::function<void(u64, u64, u32)>& visit
     if (have && r.bytenr == cur.bytenr) {
       cur.rootset = sets_.unite(cur.rootset, r.rootset);
     } else {
-      if (have) visit(cur.bytenr, cur.num_bytes, cur.rootset);
+      if (have) FSCTL_TRY(out(cur));
       cur = r;
       have = true;
     }
@@ -159,8 +186,35 @@ Status DataRefs::for_each_extent(const std::function<void(u64, u64, u32)>& visit
     FSCTL_TRY_ASSIGN(bool ok, readers[i].next(nx));
     if (ok) heap.push({nx, i});
   }
-  if (have) visit(cur.bytenr, cur.num_bytes, cur.rootset);
+  if (have) FSCTL_TRY(out(cur));
   return {};
+}
+
+Status DataRefs::for_each_extent(const std::function<void(u64, u64, u32)>& visit) {
+  sort_and_merge();
+  if (runs_.empty()) {
+    for (auto& r : buf_) visit(r.bytenr, r.num_bytes, r.rootset);
+    buf_.clear();
+    return {};
+  }
+  if (!buf_.empty()) FSCTL_TRY(spill());
+  // Open runs each hold a chunk (and its compressed twin): past the fan-in
+  // the budget allows, the oldest runs are merged into one first, so the
+  // merge stays within the budget however many runs were spilled.
+  const std::size_t fan_in = std::max<std::size_t>(4, budget_bytes_ / (4 * CHUNK_RECORDS * RECORD));
+  while (runs_.size() > fan_in) {
+    RunWriter w(file_);
+    FSCTL_TRY_ASSIGN(long start, w.start());
+    FSCTL_TRY(merge_runs(0, fan_in, [&](const DataRef& r) { return w.add(r); }));
+    FSCTL_TRY(w.flush());
+    runs_.erase(runs_.begin(), runs_.begin() + static_cast<std::ptrdiff_t>(fan_in));
+    runs_.push_back({start, w.records()});
+    ++merge_passes_;
+  }
+  return merge_runs(0, runs_.size(), [&](const DataRef& r) -> Status {
+    visit(r.bytenr, r.num_bytes, r.rootset);
+    return {};
+  });
 }
 
 }  // namespace fsctl::qgroup

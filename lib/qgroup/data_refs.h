@@ -36,7 +36,9 @@ class DataRefs {
   /// Errors: Errc::io, Errc::corrupt (a damaged spill file).
   [[nodiscard]] Status for_each_extent(const std::function<void(u64, u64, u32)>& visit);
   /// Runs written to the temporary file (0 when everything fit in memory).
-  [[nodiscard]] u64 spilled_runs() const { return runs_.size(); }
+  [[nodiscard]] u64 spilled_runs() const { return spilled_; }
+  /// Intermediate merges of `fan-in` runs into one (0 unless many runs were spilled).
+  [[nodiscard]] u64 merge_passes() const { return merge_passes_; }
 
  private:
   struct Run {
@@ -45,9 +47,13 @@ class DataRefs {
   };
   void sort_and_merge();
   Status spill();
+  Status merge_runs(std::size_t first, std::size_t last, const std::function<Status(const DataRef&)>& out);
 
   ctree::RootSets& sets_;
+  u64 budget_bytes_;
   std::size_t max_records_;
+  u64 merge_passes_ = 0;
+  u64 spilled_ = 0;
   std::vector<DataRef> buf_;
   std::FILE* file_ = nullptr;
   std::vector<Run> runs_;

@@ -90,6 +90,16 @@ struct SubvolRoot {
 /// relations; {id} for a level-0 qgroup.
 [[nodiscard]] std::set<u64> level0_members(const QuotaState& quota, u64 q);
 
+/// Memory of compute_qgroups beyond the blocks it holds, for a tree block
+/// cache of `cache_budget` bytes: the data references' buffer (a quarter of
+/// the cache, at least 4 MiB) and the memo of root-set unions (1/32, at
+/// least 1 MiB).
+struct WalkBudget {
+  u64 data_refs = 0;
+  u64 union_memo = 0;
+};
+[[nodiscard]] WalkBudget walk_budget(u64 cache_budget);
+
 /// Computed numbers.
 struct Computed {
   std::map<u64, QgroupCount> counts;  // by qgroupid, for every qgroup in the quota tree and every subvolume
@@ -98,6 +108,7 @@ struct Computed {
   u64 data_extents = 0;               // distinct data extents accounted
   u64 rootsets = 0;                   // distinct sets of referencing subvolumes
   u64 spilled_runs = 0;               // sorted runs of data references written to a temporary file
+  u64 rootset_bytes = 0;              // memory of the interned root sets at the end (RootSets::memory_bytes)
   double seconds = 0;
   /// Simple quotas (QuotaState::simple_quota): the numbers charge each
   /// extent to its owner; tree_blocks and data_extents count the extents
@@ -119,12 +130,15 @@ struct Computed {
 /// keeps them). With simple quotas (quota.simple_quota) it calls
 /// compute_squota instead. Errors: read errors naming the bytenr. `data_ref_budget` bounds the memory of the data extent
 /// references; past it they are spilled to a temporary file (lib/qgroup/data_refs.h).
+/// 0 (the default) takes it from the tree block cache's budget
+/// (walk_budget): the walk reads blocks without caching them, so the cache
+/// gives up that much for the time of the computation (its outside bytes),
+/// and the whole stays within --cache-size + 64 MiB (DESIGN.md invariant 5).
 /// `progress`, when given, is told the tree blocks walked so far and their
 /// bytes as the walk goes (ProgressCounts tree_blocks_done, bytes_done; no
 /// totals: the walk does not know them beforehand).
-inline constexpr u64 DEFAULT_DATA_REF_BUDGET = 64ULL << 20;
 [[nodiscard]] Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota,
-                                               u64 data_ref_budget = DEFAULT_DATA_REF_BUDGET,
+                                               u64 data_ref_budget = 0,
                                                ProgressObserver* progress = nullptr);
 
 /// Simple-quota numbers (kernel qgroup.c btrfs_record_squota_delta and its

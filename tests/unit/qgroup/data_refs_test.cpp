@@ -11,7 +11,7 @@
 using namespace fsctl;
 using namespace fsctl::qgroup;
 
-static std::map<u64, std::pair<u64, std::vector<u64>>> run(u64 budget, u64& runs) {
+static std::map<u64, std::pair<u64, std::vector<u64>>> run(u64 budget, u64& runs, u64* passes = nullptr) {
   ctree::RootSets sets;
   DataRefs refs(sets, budget);
   std::mt19937_64 rng(42);
@@ -27,9 +27,10 @@ static std::map<u64, std::pair<u64, std::vector<u64>>> run(u64 budget, u64& runs
     CHECK((first || bytenr > last));
     first = false;
     last = bytenr;
-    out[bytenr] = {num_bytes, sets.get(rs)};
+    out[bytenr] = {num_bytes, sets.sorted(rs)};
   }));
   runs = refs.spilled_runs();
+  if (passes) *passes = refs.merge_passes();
   return out;
 }
 
@@ -41,4 +42,13 @@ TEST_CASE("spilled and in-memory merges agree") {
   CHECK(runs_spill > 10);
   CHECK(a == b);
   CHECK(a.size() > 29000);
+}
+
+TEST_CASE("many spilled runs are merged in passes within the budget") {
+  u64 runs_mem = 0, runs_spill = 0, passes = 0;
+  auto a = run(64ULL << 20, runs_mem);
+  auto b = run(1, runs_spill, &passes);  // 1024 records per run: ~190 runs, a fan-in of 4
+  CHECK(runs_spill > 100);
+  CHECK(passes > 40);
+  CHECK(a == b);
 }
