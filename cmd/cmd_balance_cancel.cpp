@@ -8,6 +8,7 @@
 #include "cmd/commands.h"
 #include "cmd/interrupt.h"
 #include "cmd/leftover_report.h"
+#include "cmd/one_commit_report.h"
 #include "cmd/units.h"
 #include "lib/format/balance_item.h"
 #include "lib/relocation/balance_cancel.h"
@@ -29,7 +30,7 @@ int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& d
   auto r = relocation::cancel_balance(**fs, o);
   if (!r) return report_error(g, r.error(), devs[0]);
   const auto& c = *r;
-  if (!dry_run && !c.wrote && !c.interrupted) refresh_lagging_supers(**fs, rep);
+  if (!dry_run && !c.run.wrote && !c.run.interrupted) refresh_lagging_supers(**fs, rep);
   const UnitMode units = g.units_or(UNITS_RAW);
   const std::string types = c.balance_found ? format::balance_types_to_string(c.balance_flags) : "";
   if (g.format == Format::json) {
@@ -37,34 +38,23 @@ int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& d
     out["dry_run"] = dry_run;
     out["balance_found"] = c.balance_found;
     out["balance_flags"] = c.balance_flags;
-    out["wrote"] = c.wrote;
-    out["transid"] = c.wrote ? json(c.transid) : json(nullptr);
-    out["reserved_bytes"] = c.reserved_bytes;
-    out["used_bytes"] = c.used_bytes;
-    out["tree_blocks_written"] = c.blocks_written;
-    out["rehearsed"] = c.rehearsed;
-    out["interrupted"] = c.interrupted;
-    if (c.interrupted) out["state_note"] = "nothing was written";
+    put_one_commit_json(out, c.run);
     out["leftover_work"] = leftover_work_json(leftover);
     std::cout << out.dump(2) << '\n';
-    return c.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+    return c.run.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }
-  if (c.interrupted) {
-    std::printf("interrupted (%s) before the commit: nothing was written\n", InterruptScope::signal_name());
-    return EXIT_INTERRUPTED;
-  }
+  if (print_if_interrupted(c.run)) return EXIT_INTERRUPTED;
   if (!c.balance_found) {
     std::cout << "no paused or interrupted kernel balance: nothing to do\n";
     return EXIT_OK;
   }
   if (dry_run) {
     std::printf("dry run: would cancel the paused balance of %s block groups (delete its BALANCE_ITEM), reserving %s; nothing written\n",
-                types.c_str(), bytes_phrase(c.reserved_bytes, units).c_str());
+                types.c_str(), bytes_phrase(c.run.reserved_bytes, units).c_str());
     return EXIT_OK;
   }
-  std::printf("balance cancelled: transaction %llu deleted the BALANCE_ITEM of the paused balance of %s block groups (%llu tree blocks written, %s used of %s reserved)\n",
-              static_cast<unsigned long long>(c.transid), types.c_str(), static_cast<unsigned long long>(c.blocks_written),
-              bytes_phrase(c.used_bytes, units).c_str(), format_bytes(c.reserved_bytes, units).c_str());
+  std::printf("balance cancelled: transaction %llu deleted the BALANCE_ITEM of the paused balance of %s block groups (%s)\n",
+              static_cast<unsigned long long>(c.run.transid), types.c_str(), one_commit_numbers(c.run, units).c_str());
   return EXIT_OK;
 }
 

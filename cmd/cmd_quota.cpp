@@ -8,6 +8,7 @@
 #include "cmd/commands.h"
 #include "cmd/interrupt.h"
 #include "cmd/leftover_report.h"
+#include "cmd/one_commit_report.h"
 #include "cmd/units.h"
 #include "lib/qgroup/quota_disable.h"
 #include "lib/qgroup/quota_enable.h"
@@ -34,7 +35,7 @@ int run_disable(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   auto r = qgroup::disable_quota(**fs, o);
   if (!r) return report_error(g, r.error(), devs[0]);
   const auto& d = *r;
-  if (!dry_run && !d.wrote && !d.interrupted) refresh_lagging_supers(**fs, rep);
+  if (!dry_run && !d.run.wrote && !d.run.interrupted) refresh_lagging_supers(**fs, rep);
   const UnitMode units = g.units_or(UNITS_RAW);
   if (g.format == Format::json) {
     json out = json_header("quota disable");
@@ -45,22 +46,12 @@ int run_disable(const GlobalOptions& g, const std::vector<std::string>& devs, bo
     out["qgroups"] = d.qgroups;
     out["relations"] = d.relations;
     out["quota_tree_blocks"] = d.quota_tree_blocks;
-    out["wrote"] = d.wrote;
-    out["transid"] = d.wrote ? json(d.transid) : json(nullptr);
-    out["reserved_bytes"] = d.reserved_bytes;
-    out["used_bytes"] = d.used_bytes;
-    out["tree_blocks_written"] = d.blocks_written;
-    out["rehearsed"] = d.rehearsed;
-    out["interrupted"] = d.interrupted;
-    if (d.interrupted) out["state_note"] = "nothing was written";
+    put_one_commit_json(out, d.run);
     out["leftover_work"] = leftover_work_json(leftover);
     std::cout << out.dump(2) << '\n';
-    return d.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+    return d.run.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }
-  if (d.interrupted) {
-    std::printf("interrupted (%s) before the commit: nothing was written\n", InterruptScope::signal_name());
-    return EXIT_INTERRUPTED;
-  }
+  if (print_if_interrupted(d.run)) return EXIT_INTERRUPTED;
   if (!d.quota_was_enabled) {
     std::cout << "quota is not enabled on this filesystem: nothing to do\n";
     return EXIT_OK;
@@ -69,12 +60,11 @@ int run_disable(const GlobalOptions& g, const std::vector<std::string>& devs, bo
                            " qgroups, " + std::to_string(d.relations) + " relations";
   if (dry_run) {
     std::printf("dry run: would delete the quota tree (%s), reserving %s; nothing written\n", what.c_str(),
-                bytes_phrase(d.reserved_bytes, units).c_str());
+                bytes_phrase(d.run.reserved_bytes, units).c_str());
     return EXIT_OK;
   }
-  std::printf("quota disabled: transaction %llu deleted the quota tree (%s; %llu tree blocks written, %s used of %s reserved)\n",
-              static_cast<unsigned long long>(d.transid), what.c_str(), static_cast<unsigned long long>(d.blocks_written),
-              bytes_phrase(d.used_bytes, units).c_str(), format_bytes(d.reserved_bytes, units).c_str());
+  std::printf("quota disabled: transaction %llu deleted the quota tree (%s; %s)\n", static_cast<unsigned long long>(d.run.transid),
+              what.c_str(), one_commit_numbers(d.run, units).c_str());
   if (d.simple_quota)
     std::printf("simple quotas: the SIMPLE_QUOTA incompat bit stays set, as the kernel's quota disable leaves it (the data extents keep their owner refs)\n");
   return EXIT_OK;
@@ -92,42 +82,31 @@ int run_enable(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   auto r = qgroup::enable_quota(**fs, o);
   if (!r) return report_error(g, r.error(), devs[0]);
   const auto& e = *r;
-  if (!dry_run && !e.wrote && !e.interrupted) refresh_lagging_supers(**fs, rep);
+  if (!dry_run && !e.run.wrote && !e.run.interrupted) refresh_lagging_supers(**fs, rep);
   const UnitMode units = g.units_or(UNITS_RAW);
   if (g.format == Format::json) {
     json out = json_header("quota enable");
     out["dry_run"] = dry_run;
     out["already_enabled"] = e.already_enabled;
     out["qgroups_created"] = e.qgroups_created;
-    out["wrote"] = e.wrote;
-    out["transid"] = e.wrote ? json(e.transid) : json(nullptr);
-    out["reserved_bytes"] = e.reserved_bytes;
-    out["used_bytes"] = e.used_bytes;
-    out["tree_blocks_written"] = e.blocks_written;
-    out["rehearsed"] = e.rehearsed;
-    out["interrupted"] = e.interrupted;
-    if (e.interrupted) out["state_note"] = "nothing was written";
+    put_one_commit_json(out, e.run);
     out["leftover_work"] = leftover_work_json(leftover);
     std::cout << out.dump(2) << '\n';
-    return e.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+    return e.run.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }
-  if (e.interrupted) {
-    std::printf("interrupted (%s) before the commit: nothing was written\n", InterruptScope::signal_name());
-    return EXIT_INTERRUPTED;
-  }
+  if (print_if_interrupted(e.run)) return EXIT_INTERRUPTED;
   if (e.already_enabled) {
     std::cout << "quota is already enabled on this filesystem: nothing to do\n";
     return EXIT_OK;
   }
   if (dry_run) {
     std::printf("dry run: would create the quota tree with %llu qgroups, reserving %s; nothing written\n",
-                static_cast<unsigned long long>(e.qgroups_created), bytes_phrase(e.reserved_bytes, units).c_str());
+                static_cast<unsigned long long>(e.qgroups_created), bytes_phrase(e.run.reserved_bytes, units).c_str());
     return EXIT_OK;
   }
-  std::printf("quota enabled: transaction %llu created the quota tree with %llu qgroups, marked inconsistent (%llu tree blocks written, %s used of %s reserved)\n",
-              static_cast<unsigned long long>(e.transid), static_cast<unsigned long long>(e.qgroups_created),
-              static_cast<unsigned long long>(e.blocks_written), bytes_phrase(e.used_bytes, units).c_str(),
-              format_bytes(e.reserved_bytes, units).c_str());
+  std::printf("quota enabled: transaction %llu created the quota tree with %llu qgroups, marked inconsistent (%s)\n",
+              static_cast<unsigned long long>(e.run.transid), static_cast<unsigned long long>(e.qgroups_created),
+              one_commit_numbers(e.run, units).c_str());
   std::printf("the numbers are not computed yet: run fsctl qgroup verify --repair (offline rescan), or mount: the kernel rescans\n");
   return EXIT_OK;
 }

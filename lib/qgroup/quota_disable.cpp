@@ -75,25 +75,10 @@ Result<QuotaDisableResult> disable_quota(fs::FsInfo& fs, const QuotaDisableOptio
   res.simple_quota = (fs.super().incompat_flags.get() & INCOMPAT_SIMPLE_QUOTA) || (quota && quota->simple_mode());
   FSCTL_TRY_ASSIGN(res.quota_tree_blocks, count_blocks(fs, *root));
 
-  QuotaDisableJob job(res.quota_tree_blocks);
   transaction::JobFactory make = [&](fs::FsInfo&) -> Result<std::unique_ptr<transaction::BatchJob>> {
     return std::unique_ptr<transaction::BatchJob>(std::make_unique<QuotaDisableJob>(res.quota_tree_blocks));
   };
-  transaction::RunnerOptions ro;
-  ro.dry_run = o.dry_run;
-  ro.stop = o.stop;
-  FSCTL_TRY_ASSIGN(auto run, transaction::run_batches(fs, job, make, ro));
-  res.rehearsed = run.rehearsed;
-  res.reserved_bytes = run.reserved_bytes;
-  if (run.interrupted) {
-    res.interrupted = true;
-    return res;
-  }
-  if (o.dry_run) return res;
-  res.wrote = run.commits > 0;
-  res.transid = fs.super().generation.get();
-  res.used_bytes = run.used_bytes;
-  res.blocks_written = run.tree_blocks_written;
+  FSCTL_TRY_ASSIGN(res.run, transaction::run_one_commit(fs, make, o.dry_run, o.stop));
   return res;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
+#include "lib/transaction/batch_runner.h"
 
 namespace fsctl::qgroup {
 
@@ -21,13 +22,7 @@ struct QuotaDisableResult {
   u64 qgroups = 0;                 // QGROUP_INFO items removed with the tree
   u64 relations = 0;               // QGROUP_RELATION pairs removed with the tree
   u64 quota_tree_blocks = 0;       // tree blocks of the quota tree freed
-  bool wrote = false;              // the transaction committed
-  u64 transid = 0;
-  u64 reserved_bytes = 0;
-  u64 used_bytes = 0;
-  u64 blocks_written = 0;
-  bool rehearsed = false;
-  bool interrupted = false;  // stopped by `stop` before the commit: nothing written
+  transaction::OneCommit run;  // the commit (wrote, transid, ...; interrupted: nothing written)
 };
 
 /// Removes the quota tree and its ROOT_ITEM (root tree key (8, ROOT_ITEM,

@@ -7,6 +7,7 @@
 #pragma once
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
+#include "lib/transaction/batch_runner.h"
 
 namespace fsctl::qgroup {
 
@@ -18,13 +19,7 @@ struct QuotaEnableOptions {
 struct QuotaEnableResult {
   bool already_enabled = false;  // a quota tree existed: nothing done
   u64 qgroups_created = 0;       // level-0 qgroups (INFO + LIMIT items) for the subvolumes
-  bool wrote = false;
-  u64 transid = 0;
-  u64 reserved_bytes = 0;
-  u64 used_bytes = 0;
-  u64 blocks_written = 0;
-  bool rehearsed = false;
-  bool interrupted = false;  // stopped by `stop` before the commit: nothing written
+  transaction::OneCommit run;  // the commit (wrote, transid, ...; interrupted: nothing written)
 };
 
 /// Creates the quota tree (objectid 8, ROOT_ITEM (8, ROOT_ITEM, 0)) in one

@@ -11,6 +11,7 @@
 
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
+#include "lib/transaction/batch_runner.h"
 
 namespace fsctl::relocation {
 
@@ -22,13 +23,7 @@ struct BalanceCancelOptions {
 struct BalanceCancelResult {
   bool balance_found = false;  // a BALANCE_ITEM existed (false: nothing to do)
   u64 balance_flags = 0;       // its btrfs_balance_item.flags
-  bool wrote = false;          // the transaction committed
-  u64 transid = 0;
-  u64 reserved_bytes = 0;
-  u64 used_bytes = 0;
-  u64 blocks_written = 0;
-  bool rehearsed = false;
-  bool interrupted = false;  // stopped by `stop` before the commit: nothing written
+  transaction::OneCommit run;  // the commit (wrote, transid, ...; interrupted: nothing written)
 };
 
 /// Deletes the BALANCE_ITEM from the root tree in one transaction of the

@@ -207,4 +207,22 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
   return st;
 }
 
+Result<OneCommit> run_one_commit(fs::FsInfo& fs, const JobFactory& make, bool dry_run, const StopRequest* stop) {
+  FSCTL_TRY_ASSIGN(auto job, make(fs));
+  RunnerOptions ro;
+  ro.dry_run = dry_run;
+  ro.stop = stop;
+  FSCTL_TRY_ASSIGN(RunStats run, run_batches(fs, *job, make, ro));
+  OneCommit out;
+  out.rehearsed = run.rehearsed;
+  out.reserved_bytes = run.reserved_bytes;
+  out.interrupted = run.interrupted;
+  if (dry_run || run.interrupted) return out;
+  out.wrote = run.commits > 0;
+  out.transid = fs.super().generation.get();
+  out.used_bytes = run.used_bytes;
+  out.blocks_written = run.tree_blocks_written;
+  return out;
+}
+
 }  // namespace fsctl::transaction

@@ -136,6 +136,18 @@ struct RunStats {
   std::vector<ChunkCreated> chunks_created;
 };
 
+/// What a job of one step (one commit: quota disable and enable, balance
+/// cancel) did.
+struct OneCommit {
+  bool wrote = false;        // the transaction committed
+  u64 transid = 0;           // its transid (when wrote)
+  u64 reserved_bytes = 0;    // reserved before the first write (a dry run: what it would reserve)
+  u64 used_bytes = 0;        // metadata bytes allocated
+  u64 blocks_written = 0;    // tree block writes
+  bool rehearsed = false;    // reserved from a rehearsal
+  bool interrupted = false;  // stopped before the commit: nothing written
+};
+
 /// Steps with fewer estimated blocks than this are rehearsed (BatchJob::estimate_blocks).
 inline constexpr u64 REHEARSAL_MAX_BLOCKS = 1024;
 
@@ -147,5 +159,10 @@ inline constexpr u64 REHEARSAL_MAX_BLOCKS = 1024;
 /// step's reservation. Errors after a commit leave the committed steps on
 /// disk; the message says how far the job got (progress_note).
 [[nodiscard]] Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& job, const JobFactory& rehearsal, const RunnerOptions& opts);
+
+/// Runs the one-step job `make` builds (for `fs` and for its rehearsal copy)
+/// with the runner: rehearsed whole first, then committed unless `dry_run`;
+/// `stop` may interrupt it before the commit. Errors: those of run_batches.
+[[nodiscard]] Result<OneCommit> run_one_commit(fs::FsInfo& fs, const JobFactory& make, bool dry_run, const StopRequest* stop);
 
 }  // namespace fsctl::transaction

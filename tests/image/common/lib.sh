@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST.
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST, crash_every_write IMG AFTER ARGS... (a crash at every write, then the rerun).
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -129,4 +129,30 @@ mksnapimg() {
   for i in $(seq 1 "$extra"); do echo x > "$m/snap/g$i"; done
   if [ "$quota" = quota ]; then btrfs quota rescan -w "$m" > /dev/null; fi
   umount "$m"
+}
+# crash_every_write IMG AFTER ARGS...: runs `$FSCTL ARGS... COPY` on a fresh
+# copy of IMG (COPY = $T/crash.img) stopped after write 1, 2, ...
+# (FSCTL_FAIL_AFTER_WRITES=N, exit 86) until a run completes (exit 0). After
+# each crash: btrfs check --readonly clean, the same command completes on
+# the crashed copy, btrfs check clean again, then `AFTER COPY N` (a function
+# of the test; `:` for none). Fails past 200 points or when the fail point
+# never fired; sets CRASH_POINTS.
+crash_every_write() {
+  local img=$1 after=$2 c="$T/crash.img" n=1 rc; shift 2
+  while :; do
+    cp --sparse=always "$img" "$c"
+    rc=0
+    FSCTL_FAIL_AFTER_WRITES=$n "$FSCTL" "$@" "$c" > "$T/crash.out" 2>&1 || rc=$?
+    [ $rc -eq 0 ] && break
+    [ $rc -eq 86 ] || { cat "$T/crash.out"; fail "$* N=$n: exit $rc, expect 86 (fail point) or 0"; }
+    btrfs check --readonly "$c" > "$T/crash.check" 2>&1 || { cat "$T/crash.check"; fail "$* N=$n: btrfs check after the crash"; }
+    "$FSCTL" "$@" "$c" > "$T/crash.rerun" 2>&1 || { cat "$T/crash.rerun"; fail "$* N=$n: rerun"; }
+    btrfs check --readonly "$c" > "$T/crash.check" 2>&1 || { cat "$T/crash.check"; fail "$* N=$n: btrfs check after the rerun"; }
+    "$after" "$c" "$n"
+    n=$((n + 1))
+    [ $n -lt 200 ] || fail "$*: the run never completed"
+  done
+  [ $n -gt 2 ] || fail "$*: only $((n - 1)) crash points: the fail point did not work"
+  CRASH_POINTS=$((n - 1))
+  echo "$*: crash points: $CRASH_POINTS"
 }

@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <vector>
@@ -67,57 +68,60 @@ Result<std::unique_ptr<fs::FsInfo>> open_memory_fs(std::shared_ptr<io::MemoryIma
   return fs::FsInfo::open_devices(std::move(devs), o);
 }
 
+namespace {
+
+// A copy of `base` with one transaction committed on it: `r` reserved, then
+// `edit` applied.
+std::shared_ptr<io::MemoryImage> committed_edit(const std::shared_ptr<const io::MemoryImage>& base, const transaction::Reservation& r,
+                                                const std::function<void(transaction::Transaction&)>& edit) {
+  auto image = std::make_shared<io::MemoryImage>(*base);
+  auto fs = open_memory_fs(image, true);
+  FSCTL_ASSERT(fs.has_value());
+  auto t = transaction::Transaction::start(**fs);
+  FSCTL_ASSERT(t.has_value());
+  FSCTL_ASSERT((*t)->reserve(r).has_value());
+  edit(**t);
+  FSCTL_ASSERT((*t)->commit().has_value());
+  return image;
+}
+
+}  // namespace
+
 std::shared_ptr<io::MemoryImage> with_wrong_qgroups(const std::shared_ptr<const io::MemoryImage>& base) {
   // Damage two qgroups' numbers: 0/256 (sv1) referenced and exclusive + 1 MiB,
   // 1/100 referenced + 4 KiB, committed by the transaction engine as a
   // corrupting bit flip would leave them.
-  auto image = std::make_shared<io::MemoryImage>(*base);
-  {
-    auto fs = open_memory_fs(image, true);
-    FSCTL_ASSERT(fs.has_value());
-    auto t = transaction::Transaction::start(**fs);
-    FSCTL_ASSERT(t.has_value());
-    transaction::Reservation r;
-    r.items_updated = 2;
-    FSCTL_ASSERT((*t)->reserve(r).has_value());
-    auto q = (*t)->root(format::QUOTA_TREE_OBJECTID);
+  transaction::Reservation r;
+  r.items_updated = 2;
+  return committed_edit(base, r, [](transaction::Transaction& t) {
+    auto q = t.root(format::QUOTA_TREE_OBJECTID);
     FSCTL_ASSERT(q.has_value());
     for (auto [qgroupid, rfer, excl] : {std::tuple<u64, u64, u64>{256, 1 << 20, 1 << 20}, {(1ULL << 48) | 100, 4096, 0}}) {
       ctree::Path p;
-      auto found = ctree::search_slot_for_write(**t, **q, format::Key{0, format::KeyType::QGROUP_INFO, qgroupid}, 0, p);
+      auto found = ctree::search_slot_for_write(t, **q, format::Key{0, format::KeyType::QGROUP_INFO, qgroupid}, 0, p);
       FSCTL_ASSERT(found.has_value());
       FSCTL_ASSERT(*found);
-      auto d = ctree::item_data_mut(**t, p);
+      auto d = ctree::item_data_mut(t, p);
       FSCTL_ASSERT(d.size() >= sizeof(format::QgroupInfoItem));
       format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer),
                             format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, rfer)) + rfer);
       format::store_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl),
                             format::load_le<u64>(d.data() + offsetof(format::QgroupInfoItem, excl)) + excl);
     }
-    FSCTL_ASSERT((*t)->commit().has_value());
-  }
-  return image;
+  });
 }
 
 std::shared_ptr<io::MemoryImage> with_balance_item(const std::shared_ptr<const io::MemoryImage>& base) {
-  auto image = std::make_shared<io::MemoryImage>(*base);
-  {
-    auto fs = open_memory_fs(image, true);
-    FSCTL_ASSERT(fs.has_value());
-    auto t = transaction::Transaction::start(**fs);
-    FSCTL_ASSERT(t.has_value());
-    transaction::Reservation r;
-    r.items_inserted = 1;
-    FSCTL_ASSERT((*t)->reserve(r).has_value());
-    auto rt = (*t)->root(format::ROOT_TREE_OBJECTID);
+  transaction::Reservation r;
+  r.items_inserted = 1;
+  return committed_edit(base, r, [](transaction::Transaction& t) {
+    auto rt = t.root(format::ROOT_TREE_OBJECTID);
     FSCTL_ASSERT(rt.has_value());
     std::vector<u8> item(format::BALANCE_ITEM_SIZE, 0);
     item[0] = static_cast<u8>(format::BALANCE_FLAG_METADATA);
-    FSCTL_ASSERT(ctree::insert_item(**t, **rt, format::Key{format::BALANCE_OBJECTID, format::KeyType::TEMPORARY_ITEM, 0}, item)
+    FSCTL_ASSERT(ctree::insert_item(t, **rt, format::Key{format::BALANCE_OBJECTID, format::KeyType::TEMPORARY_ITEM, 0}, item)
                      .has_value());
-    FSCTL_ASSERT((*t)->commit().has_value());
-  }
-  return image;
+  });
 }
 
 }  // namespace fsctl::testing
