@@ -177,7 +177,7 @@ run_command() {  # IMAGE_NAME SIZE BOUND COMMAND SRC
     tree-stats) runs=("inspect tree-stats") ;;
     dump-tree) runs=("inspect dump-tree -t 5") ;;
     convert)
-      if "$FSCTL" inspect dump-super "$copy" 2>/dev/null | grep -q BLOCK_GROUP_TREE; then
+      if grep -q BLOCK_GROUP_TREE < <("$FSCTL" inspect dump-super "$copy" 2>/dev/null); then
         runs=("convert --no-bg-tree" "convert --bg-tree")
       else
         runs=("convert --bg-tree" "convert --no-bg-tree")
