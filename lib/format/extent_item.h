@@ -85,13 +85,6 @@ struct ExtentRecord {
 /// a smaller value; the tree checker rejects "inline ref out-of-order" when a
 /// ref's value exceeds the previous one of its type): the root for
 /// TREE_BLOCK_REF and EXTENT_OWNER_REF, the parent bytenr for SHARED_*, and
-/// The subvolume a data extent is charged to under simple quotas: the root
-/// of its EXTENT_OWNER_REF inline ref, which the kernel writes first (type
-/// 172 sorts before every other ref; extent-tree.c btrfs_get_extent_owner_root
-/// reads only the first). std::nullopt when the first inline ref is another
-/// type (an extent written before simple quotas were enabled).
-[[nodiscard]] std::optional<u64> extent_owner_root(const ExtentRecord& rec);
-
 /// hash_extent_data_ref(root, objectid, offset) for EXTENT_DATA_REF.
 [[nodiscard]] u64 inline_ref_seq(const ExtentRef& ref);
 
