@@ -15,11 +15,10 @@ using namespace fsctl::format;
 namespace {
 
 /// The one step: the quota tree and its ROOT_ITEM go.
-class QuotaDisableJob final : public transaction::BatchJob {
+class QuotaDisableJob final : public transaction::OneStepJob {
  public:
-  explicit QuotaDisableJob(u64 blocks) : blocks_(blocks) {}
-  bool done() const override { return done_; }
-  u64 next_units(u64) const override { return 0; }
+  explicit QuotaDisableJob(u64 blocks)
+      : OneStepJob("the quota tree is still there", "the quota tree was deleted"), blocks_(blocks) {}
   std::optional<u64> estimate_blocks(u64) const override { return blocks_ + 16; }
   Result<u64> reserve_bound(transaction::Transaction& t, u64) override {
     transaction::Reservation r;
@@ -29,15 +28,9 @@ class QuotaDisableJob final : public transaction::BatchJob {
     return t.reserve(r);
   }
   Status apply(transaction::Transaction& t, u64) override { return t.delete_tree(QUOTA_TREE_OBJECTID); }
-  Status committed(u64) override {
-    done_ = true;
-    return {};
-  }
-  std::string progress_note() const override { return done_ ? "the quota tree was deleted" : "the quota tree is still there"; }
 
  private:
   u64 blocks_;
-  bool done_ = false;
 };
 
 /// Blocks of the committed quota tree (read only).

@@ -16,11 +16,10 @@ using namespace fsctl::format;
 namespace {
 
 /// The one step: the quota tree, its status item and the level-0 qgroups.
-class QuotaEnableJob final : public transaction::BatchJob {
+class QuotaEnableJob final : public transaction::OneStepJob {
  public:
-  explicit QuotaEnableJob(std::vector<u64> subvols) : subvols_(std::move(subvols)) {}
-  bool done() const override { return done_; }
-  u64 next_units(u64) const override { return 0; }
+  explicit QuotaEnableJob(std::vector<u64> subvols)
+      : OneStepJob("no quota tree yet", "the quota tree was created"), subvols_(std::move(subvols)) {}
   std::optional<u64> estimate_blocks(u64) const override { return 16 + subvols_.size() / 32; }
   Result<u64> reserve_bound(transaction::Transaction& t, u64) override {
     transaction::Reservation r;
@@ -44,15 +43,9 @@ class QuotaEnableJob final : public transaction::BatchJob {
     }
     return {};
   }
-  Status committed(u64) override {
-    done_ = true;
-    return {};
-  }
-  std::string progress_note() const override { return done_ ? "the quota tree was created" : "no quota tree yet"; }
 
  private:
   std::vector<u64> subvols_;
-  bool done_ = false;
 };
 
 }  // namespace

@@ -18,10 +18,9 @@ namespace {
 const Key BALANCE_KEY{BALANCE_OBJECTID, KeyType::TEMPORARY_ITEM, 0};
 
 /// The one step: the BALANCE_ITEM goes.
-class BalanceCancelJob final : public transaction::BatchJob {
+class BalanceCancelJob final : public transaction::OneStepJob {
  public:
-  bool done() const override { return done_; }
-  u64 next_units(u64) const override { return 0; }
+  BalanceCancelJob() : OneStepJob("the balance item is still there", "the balance item was deleted") {}
   std::optional<u64> estimate_blocks(u64) const override { return 16; }
   Result<u64> reserve_bound(transaction::Transaction& t, u64) override {
     transaction::Reservation r;
@@ -36,14 +35,6 @@ class BalanceCancelJob final : public transaction::BatchJob {
     if (!exact) return make_error(Errc::corrupt, "the BALANCE_ITEM of the root tree vanished");
     return ctree::delete_item(t, *rt, p);
   }
-  Status committed(u64) override {
-    done_ = true;
-    return {};
-  }
-  std::string progress_note() const override { return done_ ? "the balance item was deleted" : "the balance item is still there"; }
-
- private:
-  bool done_ = false;
 };
 
 /// The first key of the data relocation tree (objectid -9) that is not its

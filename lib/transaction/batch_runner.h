@@ -95,6 +95,25 @@ class BatchJob {
   [[nodiscard]] virtual ProgressCounts progress_counts() const { return {}; }
 };
 
+/// A job of one step (run_one_commit): done once its one commit is made.
+/// The job gives apply, reserve_bound and estimate_blocks; `before` and
+/// `after` are its progress notes for either side of the commit.
+class OneStepJob : public BatchJob {
+ public:
+  OneStepJob(std::string before, std::string after) : before_(std::move(before)), after_(std::move(after)) {}
+  [[nodiscard]] bool done() const override { return done_; }
+  [[nodiscard]] u64 next_units(u64) const override { return 0; }
+  [[nodiscard]] Status committed(u64) override {
+    done_ = true;
+    return {};
+  }
+  [[nodiscard]] std::string progress_note() const override { return done_ ? after_ : before_; }
+
+ private:
+  std::string before_, after_;
+  bool done_ = false;
+};
+
 /// Makes the job anew for a rehearsal copy of the filesystem, in the state
 /// the real job started from.
 using JobFactory = std::function<Result<std::unique_ptr<BatchJob>>(fs::FsInfo&)>;
