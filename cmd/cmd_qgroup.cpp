@@ -266,7 +266,9 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   std::optional<qgroup::RepairResult> repaired;
   if (repair) {
     InterruptScope signals;
-    auto rr = qgroup::repair_qgroups(**fs, rep_.quota, rep_.computed, signals.stop());
+    qgroup::RepairOptions ro;
+    ro.stop = signals.stop();
+    auto rr = qgroup::repair_qgroups(**fs, rep_.quota, rep_.computed, ro);
     if (!rr) return report_error(g, rr.error(), devs[0]);
     repaired = *rr;
     rc = repaired->interrupted ? EXIT_INTERRUPTED : EXIT_OK;

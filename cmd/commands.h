@@ -24,6 +24,8 @@ void register_convert(CLI::App& app, const GlobalOptions& g, Action& action);
 void register_qgroup(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `quota disable` and `quota enable`.
 void register_quota(CLI::App& app, const GlobalOptions& g, Action& action);
+/// Adds `rescue finish-drop`.
+void register_rescue(CLI::App& app, const GlobalOptions& g, Action& action);
 /// `fsctl balance` (and its `cancel`).
 void register_balance(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `cancel` to the `balance` command (cmd_balance_cancel.cpp); returns it.

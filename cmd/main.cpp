@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   register_convert(app, g, action);
   register_check(app, g, action);
   register_balance(app, g, action);
+  register_rescue(app, g, action);
 
   // The command as far as CLI11 has parsed it: "qgroup show".
   auto command_of = [&app] {

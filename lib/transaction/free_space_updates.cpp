@@ -319,9 +319,22 @@ Status FreeSpaceUpdates::apply(Transaction& t) {
   // A block group created by this transaction gets its FREE_SPACE_INFO and
   // whole-group extent before its blocks are carved out of it.
   FSCTL_TRY(t.chunks().insert_pending(t));
-  if (pending_.empty()) return {};
+  if (pending_.empty() && data_freed_.empty()) return {};
   FSCTL_TRY_ASSIGN(auto* root, t.root(FREE_SPACE_TREE_OBJECTID));
   u32 ns = t.nodesize();
+  // Data block groups are not in the allocator: their spaces are made from
+  // FsInfo's block group list for the updates and conversions below.
+  std::map<u64, BlockGroupSpace> data_groups;
+  auto group_of = [&](u64 logical) -> BlockGroupSpace* {
+    if (BlockGroupSpace* g = t.allocator().group_of(logical)) return g;
+    const fs::BlockGroup* bg = t.fs().block_group_of(logical);
+    if (!bg) return nullptr;
+    auto& g = data_groups[bg->start];
+    g.start = bg->start;
+    g.length = bg->length;
+    g.flags = bg->flags;
+    return &g;
+  };
   // Runs of adjacent blocks going the same way in one block group are one
   // range update (a balance allocates and frees thousands of blocks in a
   // row). Each run is taken out of pending_ just before it is applied,
@@ -336,6 +349,22 @@ Status FreeSpaceUpdates::apply(Transaction& t) {
   // itself, whose updates go round again.
   std::set<u64> count_changed;
   for (;;) {
+  while (!data_freed_.empty()) {
+    auto [a, len] = *data_freed_.begin();
+    data_freed_.erase(data_freed_.begin());
+    BlockGroupSpace* bg = group_of(a);
+    if (!bg || a + len > bg->start + bg->length)
+      return make_error(Errc::corrupt, "data extent " + std::to_string(a) + " of " + std::to_string(len) + " bytes lies in no block group");
+    FSCTL_TRY_ASSIGN(auto info, ctree::lookup_item(t, root->ref(), Key{bg->start, KeyType::FREE_SPACE_INFO, bg->length}));
+    if (!info) return make_error(Errc::corrupt, "free space tree has no FREE_SPACE_INFO for block group " + std::to_string(bg->start));
+    auto info_rec = decode_free_space_info(*info);
+    if (!info_rec) return make_error(info_rec.error().context("block group " + std::to_string(bg->start)));
+    Ctx c{t, *root, *bg, t.fs().sectorsize(), count_changed};
+    if (info_rec->using_bitmaps())
+      FSCTL_TRY(bitmap_mark(c, a, len, true));
+    else
+      FSCTL_TRY(extent_mark(c, a, len, true));
+  }
   while (!pending_.empty()) {
     auto it = pending_.begin();
     u64 a = it->first;
@@ -364,7 +393,7 @@ Status FreeSpaceUpdates::apply(Transaction& t) {
   count_changed.clear();
   for (u64 start : groups) {
     if (converted_.count(start)) continue;
-    BlockGroupSpace* bg = t.allocator().group_of(start);
+    BlockGroupSpace* bg = group_of(start);
     if (!bg || bg->start != start) return make_error(Errc::corrupt, "block group " + std::to_string(start) + " vanished");
     Ctx c{t, *root, *bg, t.fs().sectorsize(), count_changed};
     FSCTL_TRY_ASSIGN(bool converted, convert_if_needed(c));

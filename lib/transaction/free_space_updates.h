@@ -42,7 +42,11 @@ class FreeSpaceUpdates {
     else
       pending_.erase(bytenr);
   }
-  [[nodiscard]] bool empty() const { return pending_.empty(); }
+  /// A committed data extent of `len` bytes at `bytenr` was freed (its last
+  /// reference dropped): its range becomes free at commit. Data space is
+  /// never allocated by this engine, so no later change cancels it.
+  void freed_data(u64 bytenr, u64 len) { data_freed_[bytenr] = len; }
+  [[nodiscard]] bool empty() const { return pending_.empty() && data_freed_.empty(); }
 
   /// Applies the queued changes to the free space tree of `t`: runs of
   /// adjacent blocks going the same way in one block group become one range
@@ -59,6 +63,7 @@ class FreeSpaceUpdates {
  private:
   std::map<u64, bool> pending_;  // bytenr -> true: now free, false: now used
   std::set<u64> applied_;        // own blocks already marked used in the tree
+  std::map<u64, u64> data_freed_;  // data extents freed: bytenr -> length
   std::set<u64> converted_;      // block groups whose form this transaction converted
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "lib/ctree/search.h"
+#include "lib/format/chunk_item.h"
 #include "lib/format/names.h"
 #include "lib/format/tree_header.h"
 #include "lib/fs/write_gate.h"
@@ -214,6 +215,17 @@ Status Transaction::release_block_space(u64 bytenr) {
   usage_.freed(s->start, ns);
   bytes_used_delta_ -= ns;
   stats_.blocks_freed++;
+  return {};
+}
+
+Status Transaction::release_data_space(u64 bytenr, u64 len) {
+  const fs::BlockGroup* bg = fs_.block_group_of(bytenr);
+  if (!bg || !(bg->flags & format::BLOCK_GROUP_DATA) || len == 0 || bytenr + len > bg->start + bg->length)
+    return make_error(Errc::corrupt, "freeing data extent " + std::to_string(bytenr) + " of " + std::to_string(len) +
+                                         " bytes outside every data block group");
+  fst_.freed_data(bytenr, len);
+  usage_.freed(bg->start, len);
+  bytes_used_delta_ -= static_cast<s64>(len);
   return {};
 }
 

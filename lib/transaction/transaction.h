@@ -248,6 +248,14 @@ class Transaction final : public ctree::TreeWriter {
   /// whose extent item the caller deletes. Errors: Errc::corrupt when
   /// outside every metadata block group.
   [[nodiscard]] Status release_block_space(u64 bytenr);
+  /// Frees the space of the committed data extent of `len` bytes at logical
+  /// `bytenr` whose extent item the caller deletes (its last reference went;
+  /// kernel extent-tree.c __btrfs_free_extent -> do_free_extent_accounting):
+  /// the free space tree marks it free at commit, its block group's `used`
+  /// and the superblock's bytes_used go down by `len`. Its checksums are the
+  /// caller's (data_extent_free.h). Errors: Errc::corrupt when the range is
+  /// not inside one DATA block group.
+  [[nodiscard]] Status release_data_space(u64 bytenr, u64 len);
 
   // TreeWriter / BlockSource.
   [[nodiscard]] u64 transid() const override { return transid_; }

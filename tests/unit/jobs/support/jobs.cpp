@@ -15,6 +15,12 @@ namespace fsctl::testing {
 
 namespace {
 
+qgroup::RepairOptions repair_options(const StopRequest* stop) {
+  qgroup::RepairOptions o;
+  o.stop = stop;
+  return o;
+}
+
 Job unstoppable(StoppableJob job) {
   return [job = std::move(job)](fs::FsInfo& fs) -> Status {
     FSCTL_TRY(job(fs, nullptr));
@@ -59,7 +65,7 @@ StoppableJob repair_stoppable() {
   return [](fs::FsInfo& fs, const StopRequest* stop) -> Result<bool> {
     FSCTL_TRY_ASSIGN(auto report, check::verify_qgroups(fs));
     if (!report) return make_error(Errc::not_found, "quota is not enabled");
-    FSCTL_TRY_ASSIGN(auto r, qgroup::repair_qgroups(fs, report->quota, report->computed, stop));
+    FSCTL_TRY_ASSIGN(auto r, qgroup::repair_qgroups(fs, report->quota, report->computed, repair_options(stop)));
     return r.interrupted;
   };
 }
