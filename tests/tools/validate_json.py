@@ -50,10 +50,15 @@ def inline_common(node, common_defs, used):
 
 
 def common_local(node):
-    """Inside common's own $defs: #/$defs/X -> #/$defs/common.X."""
+    """Inside common's own $defs: #/$defs/X and common.schema.json#/$defs/X
+    (both spellings occur) -> #/$defs/common.X."""
+    def local(v):
+        for prefix in ("#/$defs/", COMMON_REF):
+            if v.startswith(prefix):
+                return "#/$defs/common." + v[len(prefix):]
+        return v
     if isinstance(node, dict):
-        return {k: ("#/$defs/common." + v[len("#/$defs/"):] if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/")
-                    else common_local(v)) for k, v in node.items()}
+        return {k: (local(v) if k == "$ref" and isinstance(v, str) else common_local(v)) for k, v in node.items()}
     if isinstance(node, list):
         return [common_local(v) for v in node]
     return node

@@ -8,7 +8,8 @@
 # one bg_tree_state object in check and inspect block-groups, qgroup path
 # "" / null with members, per-type balance filters, rescan null, the repair
 # verdict, and dump-tree -t bogus printing the error document alone. And
-# the rescue commands' reports (quota disable/enable, balance cancel).
+# the rescue commands' reports (quota disable/enable, balance cancel,
+# rescue finish-drop).
 source "$(dirname "$0")/../common/lib.sh"
 source "$(dirname "$0")/../common/bad_input.sh"
 need_mount
@@ -151,6 +152,18 @@ js quota-enable-dry 0 report quota enable --dry-run "$T/rescue.img"
 js quota-enable 0 report quota enable "$T/rescue.img"
 is "$T/quota-enable.json" 'j["wrote"] and j["qgroups_created"] >= 3'
 js quota-usage 2 error quota "$T/rescue.img"
+# rescue finish-drop: a subvolume deleted and unmounted at once (not
+# dropped yet): the dry run, the run, nothing left to do.
+mksnapimg "$T/drop.img" 60 2
+mount -o loop "$T/drop.img" "$MNT"
+btrfs subvolume delete "$MNT/sv" > /dev/null
+umount "$MNT"
+js finish-drop-dry 0 report rescue finish-drop --dry-run "$T/drop.img"
+is "$T/finish-drop-dry.json" 'j["dry_run"] and len(j["subvolumes"])==1 and j["qgroups"] is None'
+js finish-drop 0 report rescue finish-drop "$T/drop.img"
+is "$T/finish-drop.json" 'j["subvolumes"][0]["dropped"] and j["qgroups"]["wrote"] and j["qgroups"]["qgroups_removed"]==["0/256"]'
+js finish-drop-again 0 report rescue finish-drop "$T/drop.img"
+is "$T/finish-drop-again.json" 'j["subvolumes"]==[] and j["commits"]==0'
 
 # Command lines that do not parse: still one error document.
 js unknown-command 2 error balanse -m "$IMG"
