@@ -16,7 +16,7 @@ _fsctl() {
   fi
 
   local global_opts="--format -v --verbose -q --quiet --progress --progress-interval --cache-size --help -h --version"
-  local commands="inspect qgroup quota convert check balance"
+  local commands="inspect qgroup quota convert check balance rescue"
 
   # Values of options that take one. bash splits "--format=json" at "=":
   # the option is then two words back.
@@ -62,7 +62,7 @@ _fsctl() {
     esac
     if [ -z "$cmd" ]; then
       cmd=$w
-    elif [ -z "$sub" ] && { [ "$cmd" = inspect ] || [ "$cmd" = qgroup ] || [ "$cmd" = quota ] || { [ "$cmd" = balance ] && [ "$w" = cancel ]; }; }; then
+    elif [ -z "$sub" ] && { [ "$cmd" = inspect ] || [ "$cmd" = qgroup ] || [ "$cmd" = quota ] || [ "$cmd" = rescue ] || { [ "$cmd" = balance ] && [ "$w" = cancel ]; }; }; then
       sub=$w
     fi
   done
@@ -88,6 +88,11 @@ _fsctl() {
       case $sub in
         "") subs="disable enable"; devices=0 ;;
         disable | enable) opts="-n --dry-run" ;;
+      esac ;;
+    rescue)
+      case $sub in
+        "") subs="finish-drop"; devices=0 ;;
+        finish-drop) opts="-n --dry-run --batch -p" ;;
       esac ;;
     convert) opts="--bg-tree --no-bg-tree -n --dry-run --batch -p" ;;
     check) ;;

@@ -11,6 +11,7 @@
 //   balance_item.h      BALANCE_ITEM (flags)    BalanceItemRecord
 //   block_group_item.h  BLOCK_GROUP_ITEM        BlockGroupRecord
 //   chunk_item.h        CHUNK_ITEM, sys_chunk_array (decode, entries, store)   Chunk
+//   csum_item.h         EXTENT_CSUM (checksums of consecutive sectors)   CsumItem
 //   dev_item.h          DEV_ITEM (and the superblock's copy)   DevItemRecord
 //   dev_extent.h        DEV_EXTENT              DevExtentRecord
 //   dir_item.h          DIR_ITEM, DIR_INDEX, XATTR_ITEM   DirEntry
@@ -31,6 +32,7 @@
 #include "lib/format/balance_item.h"
 #include "lib/format/block_group_item.h"
 #include "lib/format/chunk_item.h"
+#include "lib/format/csum_item.h"
 #include "lib/format/dev_extent.h"
 #include "lib/format/dev_item.h"
 #include "lib/format/dir_item.h"

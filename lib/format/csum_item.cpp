@@ -7,12 +7,16 @@
 
 namespace fsctl::format {
 
-Result<CsumItem> decode_csum_item(const Key& key, std::span<const u8> data, u32 csum_size) {
+Result<CsumItem> decode_csum_item(const Key& key, std::span<const u8> data, u32 csum_size, u32 sectorsize) {
   if (key.objectid != EXTENT_CSUM_OBJECTID || key.type != KeyType::EXTENT_CSUM)
     return make_error(Errc::corrupt, "item " + key_to_string(key) + " is no csum item");
   if (csum_size == 0 || data.empty() || data.size() % csum_size)
     return make_error(Errc::corrupt, "csum item " + key_to_string(key) + " of " + std::to_string(data.size()) +
                                          " bytes, expect a multiple of " + std::to_string(csum_size));
+  const u64 sectors = data.size() / csum_size;
+  if (sectorsize == 0 || key.offset > ~0ULL - sectors * sectorsize)
+    return make_error(Errc::corrupt, "csum item " + key_to_string(key) + " covers " + std::to_string(sectors) +
+                                         " sectors past the end of the address space");
   CsumItem item;
   item.logical = key.offset;
   item.csum_size = csum_size;

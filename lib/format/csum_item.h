@@ -25,11 +25,12 @@ struct CsumItem {
   [[nodiscard]] u64 end(u32 sectorsize) const { return logical + sectors() * sectorsize; }
 };
 
-/// Decodes the csum item `key` with body `data`. Errors: Errc::corrupt when
-/// the key is no (EXTENT_CSUM_OBJECTID, EXTENT_CSUM, _) key, the body is
-/// empty or not a whole number of `csum_size`-byte checksums ("csum item of
-/// N bytes, expect a multiple of S").
-[[nodiscard]] Result<CsumItem> decode_csum_item(const Key& key, std::span<const u8> data, u32 csum_size);
+/// Decodes the csum item `key` with body `data` for sectors of `sectorsize`
+/// bytes. Errors: Errc::corrupt when the key is no (EXTENT_CSUM_OBJECTID,
+/// EXTENT_CSUM, _) key, the body is empty or not a whole number of
+/// `csum_size`-byte checksums ("csum item of N bytes, expect a multiple of
+/// S"), or the sectors it covers run past the end of the address space.
+[[nodiscard]] Result<CsumItem> decode_csum_item(const Key& key, std::span<const u8> data, u32 csum_size, u32 sectorsize);
 
 /// The part of `item` that covers [from, to) (clipped to the item), as an
 /// item of its own: its key offset is the first covered sector. REQUIRES:

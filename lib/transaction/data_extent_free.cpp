@@ -30,7 +30,7 @@ Status delete_csum_range(Transaction& t, u64 bytenr, u64 len) {
     }
     Key k = p.key();
     if (k.objectid != EXTENT_CSUM_OBJECTID || k.type != KeyType::EXTENT_CSUM) return {};
-    FSCTL_TRY_ASSIGN(CsumItem item, decode_csum_item(k, p.item_data(), cs));
+    FSCTL_TRY_ASSIGN(CsumItem item, decode_csum_item(k, p.item_data(), cs, ss));
     if (item.end(ss) <= bytenr) return {};
     CsumItem head = csum_item_part(item, item.logical, bytenr, ss);
     CsumItem tail = csum_item_part(item, end, item.end(ss), ss);

@@ -141,6 +141,19 @@ void decode_item(const Key& k, std::span<const u8> d) {
         check(keys[0] == k || keys[1] == k);
       }
       break;
+    case KeyType::EXTENT_CSUM:
+      for (u32 cs : {4u, 8u, 32u}) {
+        auto r = decode_csum_item(k, d, cs, 4096);
+        if (!r) continue;
+        check(r->sums.size() == d.size() && r->logical == k.offset && csum_item_key(*r) == k);
+        if (r->logical > ~0ULL - 3 * 4096) continue;
+        // The parts either side of the second sector hold every checksum but one.
+        CsumItem head = csum_item_part(*r, r->logical, r->logical + 4096, 4096);
+        CsumItem tail = csum_item_part(*r, r->logical + 8192, r->end(4096), 4096);
+        CsumItem mid = csum_item_part(*r, r->logical + 4096, r->logical + 8192, 4096);
+        check(head.sums.size() + mid.sums.size() + tail.sums.size() == r->sums.size());
+      }
+      break;
     case KeyType::UUID_SUBVOL:
     case KeyType::UUID_RECEIVED_SUBVOL:
       if (auto r = decode_uuid_item(d)) {
