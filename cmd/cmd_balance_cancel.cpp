@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // `fsctl balance cancel DEV...` (btrfs balance cancel, offline): deletes the
-// BALANCE_ITEM of a paused or interrupted kernel balance
-// (lib/relocation/balance_cancel.h).
+// BALANCE_ITEM of a paused or interrupted kernel balance and drops the
+// relocation trees it left (lib/rescue/balance_cancel.h).
 #include <cstdio>
 #include <iostream>
 
@@ -11,23 +11,54 @@
 #include "cmd/one_commit_report.h"
 #include "cmd/units.h"
 #include "lib/format/balance_item.h"
-#include "lib/relocation/balance_cancel.h"
+#include "lib/rescue/balance_cancel.h"
 
 namespace fsctl::cmd {
 using json = nlohmann::ordered_json;
 
 namespace {
 
-int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& devs, bool dry_run) {
+/// Text of a cancel that dropped relocation trees.
+int print_reloc_cancel(const rescue::BalanceCancelResult& c, bool dry_run, const std::string& types, UnitMode units) {
+  std::string ids;
+  for (u64 id : c.relocation_trees) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  const auto& d = c.drop;
+  std::printf("%s the relocation trees of subvolumes %s%s: %llu tree blocks freed, %llu shared blocks left to the "
+              "subvolumes, %llu data references dropped, %llu data extents freed\n",
+              dry_run ? "dry run: would drop" : "dropped", ids.c_str(),
+              c.balance_found ? (" and the BALANCE_ITEM of the balance of " + types + " block groups").c_str() : "",
+              static_cast<unsigned long long>(d.tree_blocks_freed), static_cast<unsigned long long>(d.shared_blocks_left),
+              static_cast<unsigned long long>(d.data_refs_dropped), static_cast<unsigned long long>(d.data_extents_freed));
+  if (dry_run) {
+    std::printf("dry run: %llu commits, reserving %s; nothing written\n", static_cast<unsigned long long>(c.commits),
+                bytes_phrase(c.run.reserved_bytes, units).c_str());
+    return EXIT_OK;
+  }
+  std::printf("%llu commits, %s\n", static_cast<unsigned long long>(c.commits), one_commit_numbers(c.run, units).c_str());
+  if (c.run.interrupted) {
+    std::printf("interrupted (%s): %zu of %zu relocation trees dropped; consistent at the last commit: rerun fsctl balance cancel to go on\n",
+                InterruptScope::signal_name(), c.relocation_trees_dropped, c.relocation_trees.size());
+    return EXIT_INTERRUPTED;
+  }
+  if (c.qgroups && c.qgroups->wrote)
+    std::printf("qgroups: %llu rewritten from the trees (the kernel's were wrong)\n", static_cast<unsigned long long>(c.qgroups->qgroups_updated));
+  else if (c.qgroups)
+    std::printf("qgroups: verified, all right\n");
+  std::printf("balance cancelled: the next mount has no relocation to recover and no balance to resume\n");
+  return EXIT_OK;
+}
+
+int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& devs, bool dry_run, u64 batch) {
   StderrReporter rep(g);
   auto fs = open_read_write(devs, g, rep);
   if (!fs) return report_error(g, fs.error());
   const auto leftover = report_leftover_work(**fs, rep);
-  relocation::BalanceCancelOptions o;
+  rescue::BalanceCancelOptions o;
   o.dry_run = dry_run;
   InterruptScope signals;
   o.stop = signals.stop();
-  auto r = relocation::cancel_balance(**fs, o);
+  o.batch = batch;
+  auto r = rescue::cancel_balance(**fs, o);
   if (!r) return report_error(g, r.error(), devs[0]);
   const auto& c = *r;
   if (!dry_run && !c.run.wrote && !c.run.interrupted) refresh_lagging_supers(**fs, rep);
@@ -39,10 +70,22 @@ int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& d
     out["balance_found"] = c.balance_found;
     out["balance_flags"] = c.balance_flags;
     put_one_commit_json(out, c.run);
+    out["relocation_trees"] = c.relocation_trees;
+    out["relocation_trees_dropped"] = c.relocation_trees_dropped;
+    out["commits"] = c.commits;
+    out["drop"] = {{"tree_blocks_freed", c.drop.tree_blocks_freed},
+                   {"shared_blocks_left", c.drop.shared_blocks_left},
+                   {"data_refs_dropped", c.drop.data_refs_dropped},
+                   {"data_extents_freed", c.drop.data_extents_freed}};
+    out["qgroups_rewritten"] = c.qgroups && c.qgroups->wrote ? json(c.qgroups->qgroups_updated) : json(nullptr);
+    if (c.run.interrupted && !c.relocation_trees.empty())
+      out["state_note"] = std::to_string(c.relocation_trees_dropped) + " of " + std::to_string(c.relocation_trees.size()) +
+                          " relocation trees dropped; consistent at the last commit: rerun fsctl balance cancel to go on";
     out["leftover_work"] = leftover_work_json(leftover);
     std::cout << out.dump(2) << '\n';
     return c.run.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }
+  if (!c.relocation_trees.empty()) return print_reloc_cancel(c, dry_run, types, units);
   if (print_if_interrupted(c.run)) return EXIT_INTERRUPTED;
   if (!c.balance_found) {
     std::cout << "no paused or interrupted kernel balance: nothing to do\n";
@@ -64,9 +107,14 @@ CLI::App* register_balance_cancel(CLI::App& balance, const GlobalOptions& g, Act
   auto* cancel = balance.add_subcommand("cancel", "Cancel a paused or interrupted kernel balance offline: delete its BALANCE_ITEM");
   auto devs = std::make_shared<std::vector<std::string>>();
   auto dry = std::make_shared<bool>(false);
+  auto batch = std::make_shared<u64>(8192);
   cancel->add_flag("-n,--dry-run", *dry, "Say what would be done; write nothing");
+  cancel->add_option("--batch", *batch, "Relocation trees: tree blocks dropped per commit at most (default 8192)")
+      ->check(CLI::PositiveNumber);
   cancel->add_option("devices", *devs, "All devices of the filesystem")->required();
-  cancel->callback([&g, &action, devs, dry] { action = [&g, devs, dry] { return run_balance_cancel(g, *devs, *dry); }; });
+  cancel->callback([&g, &action, devs, dry, batch] {
+    action = [&g, devs, dry, batch] { return run_balance_cancel(g, *devs, *dry, *batch); };
+  });
   return cancel;
 }
 

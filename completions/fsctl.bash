@@ -98,7 +98,7 @@ _fsctl() {
     check) ;;
     balance)
       if [ "$sub" = cancel ]; then
-        opts="-n --dry-run"
+        opts="-n --dry-run --batch"
       else
         opts="-m --metadata -s --system -f --force -n --dry-run -p --batch --verify-qgroups"
         [ "$cword" -eq 2 ] && [[ $cur != -* ]] && subs="cancel start"

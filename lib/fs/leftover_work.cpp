@@ -48,13 +48,14 @@ std::vector<std::string> describe_leftover_work(const LeftoverWork& work) {
                                                                 : "relocation trees of subvolumes ") +
                   id_list(work.relocation_trees) + " remain" + (work.relocation_trees.size() == 1 ? "s" : "") +
                   " (ROOT_ITEM (TREE_RELOC ROOT_ITEM <subvolume>) in the root tree), left by an interrupted kernel balance, device remove or shrink: the next read-write mount "
-                  "merges or drops them");
+                  "merges or drops them (fsctl balance cancel drops them offline)");
   if (!work.dropping.empty()) {
     std::vector<u64> ids;
     for (const auto& d : work.dropping) ids.push_back(d.root_id);
     out.push_back(std::string(ids.size() == 1 ? "subvolume " : "subvolumes ") + id_list(ids) +
                   (ids.size() == 1 ? " is" : " are") +
-                  " being deleted (ROOT_ITEM refs 0): the kernel's cleaner finishes the drop after the next mount");
+                  " being deleted (ROOT_ITEM refs 0): the kernel's cleaner finishes the drop after the next mount "
+                  "(fsctl rescue finish-drop does it offline)");
   }
   return out;
 }

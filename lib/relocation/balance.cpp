@@ -36,11 +36,12 @@ Status refuse_unfinished_work(fs::FsInfo& fs) {
                                              "(fsctl balance cancel, or mount -o skip_balance and btrfs balance cancel), then run fsctl balance");
   if (!work.relocation_trees.empty())
     return make_error(Errc::unsupported, fs::describe_leftover_work({std::nullopt, work.relocation_trees, {}}).front() +
-                                             "; mount the filesystem once so the kernel does, then run fsctl balance");
+                                             "; drop them offline (fsctl balance cancel) or mount the filesystem once so the kernel merges them, "
+                                             "then run fsctl balance");
   if (!work.dropping.empty())
     return make_error(Errc::unsupported, "subvolume " + std::to_string(work.dropping.front().root_id) +
-                                             " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for "
-                                             "`btrfs subvolume sync`, then run fsctl balance");
+                                             " is being deleted (ROOT_ITEM refs 0): finish the drop offline (fsctl rescue finish-drop) "
+                                             "or mount the filesystem and wait for `btrfs subvolume sync`, then run fsctl balance");
   for (const auto& bg : fs.block_groups())
     if ((bg.flags & BLOCK_GROUP_DATA) && (bg.flags & BLOCK_GROUP_METADATA))
       return make_error(Errc::unsupported, "block group " + std::to_string(bg.start) +

@@ -120,7 +120,7 @@ Status RelocationPlan::read_subvolume_nodes(Transaction& t) {
     if (!is_shareable(id)) continue;
     if (e.item.refs == 0)
       return make_error(Errc::unsupported, "subvolume " + std::to_string(id) +
-                                               " is being deleted (ROOT_ITEM refs 0): mount the filesystem and wait for `btrfs subvolume sync` before balancing");
+                                               " is being deleted (ROOT_ITEM refs 0): finish the drop (fsctl rescue finish-drop, or mount and `btrfs subvolume sync`) before balancing");
     ctree::ParentCheck c;
     c.transid = e.item.generation;
     c.level = e.item.level;

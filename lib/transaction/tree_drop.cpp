@@ -307,6 +307,7 @@ Status set_root_item_progress(Transaction& t, const Key& root_key, const Key& pr
   FSCTL_TRY_ASSIGN(RootInfo ri, with_context(decode_root_item(d), "ROOT_ITEM " + key_to_string(root_key)));
   ri.drop_progress = progress;
   ri.drop_level = level;
+  ri.refs = 0;  // being dropped (a relocation tree's merge progress ends here)
   return with_context(store_root_item(d, ri), "ROOT_ITEM " + key_to_string(root_key));
 }
 
@@ -338,8 +339,14 @@ Result<DropStep> drop_tree_step(Transaction& t, const Key& root_key, u64 units, 
   const u64 backref_rev = root->view().flags() >> BACKREF_REV_SHIFT;
   const bool update_ref = is_fstree(root_key.objectid) && backref_rev >= MIXED_BACKREF_REV;
   Walker w(t, root_key.objectid, std::max<u64>(units, 1), st, update_ref, root_key.offset);
-  // The kernel's test: a drop_progress with objectid 0 is a drop not started.
-  if (ri.drop_progress.objectid != 0) w.resume_at(ri.drop_progress, ri.drop_level);
+  // The kernel's test: a drop_progress with objectid 0 is a drop not
+  // started. A relocation tree with refs > 0 is not being dropped: its
+  // drop_progress is how far the kernel merged it into its subvolume
+  // (relocation.c merge_reloc_root), and its drop starts at the beginning
+  // (the merge swaps subtrees between two whole trees: the relocation tree
+  // stays a whole tree).
+  const bool merge_progress = !is_fstree(root_key.objectid) && ri.refs != 0;
+  if (ri.drop_progress.objectid != 0 && !merge_progress) w.resume_at(ri.drop_progress, ri.drop_level);
   FSCTL_TRY_ASSIGN(bool finished, w.run(root));
   stats += st;
   DropStep step;

@@ -12,9 +12,11 @@
 #    BALANCE_ITEM is planted (tests/tools/put_item, the kernel's bytes), with
 #    a crash at every write request (FSCTL_FAIL_AFTER_WRITES=N, exit 86):
 #    btrfs check clean, the rerun completes, qgroups still verify;
-#  - refusals, exit 4 and the image unchanged, naming the state: a relocation
-#    tree (ROOT_ITEM (TREE_RELOC ROOT_ITEM 256)), a data relocation tree
-#    holding an orphan item; exit 5 when mounted.
+#  - refusals, the image unchanged, naming the state: a planted relocation
+#    tree that is subvolume 256's own root node (owner 256 without
+#    FULL_BACKREF: corrupt, exit 3, naming the block), a data relocation
+#    tree holding an orphan item (exit 4); exit 5 when mounted. (Real
+#    relocation trees the kernel left are dropped: test 116.)
 source "$(dirname "$0")/../common/lib.sh"
 need_mount
 PUT=${FSCTL_PUT_ITEM:?FSCTL_PUT_ITEM must point at the put_item test tool}
@@ -90,7 +92,8 @@ key=$(btrfs inspect-internal dump-tree -t root "$T/r.img" | grep -oE 'key \(256 
 "$PUT" "$T/r.img" copy 1 256 132 "$key" -8 132 256
 before=$(img_sum "$T/r.img")
 rc=0; "$FSCTL" --format json balance cancel "$T/r.img" > "$T/r.json" 2> "$T/r.err" || rc=$?
-[ $rc -eq 4 ] && grep_q "relocation tree of subvolume 256" < "$T/r.err" || { cat "$T/r.err"; fail "relocation tree: exit $rc, expect 4 naming it"; }
+[ $rc -eq 3 ] && grep_q "of tree 18446744073709551608 has owner 256 and no FULL_BACKREF flag" < "$T/r.err" ||
+  { cat "$T/r.err"; fail "planted relocation tree: exit $rc, expect 3 naming the block and its owner"; }
 [ "$(img_sum "$T/r.img")" = "$before" ] || fail "the refused run changed the image (relocation tree)"
 
 cp --sparse=always "$IMG" "$T/d.img"

@@ -9,7 +9,7 @@
 #include "lib/qgroup/quota_disable.h"
 #include "lib/qgroup/quota_enable.h"
 #include "lib/relocation/balance.h"
-#include "lib/relocation/balance_cancel.h"
+#include "lib/rescue/balance_cancel.h"
 
 namespace fsctl::testing {
 
@@ -88,7 +88,7 @@ Job quota_enable_job() {
 
 Job balance_cancel_job() {
   return [](fs::FsInfo& fs) -> Status {
-    FSCTL_TRY(relocation::cancel_balance(fs, {}));
+    FSCTL_TRY(rescue::cancel_balance(fs, {}));
     return {};
   };
 }

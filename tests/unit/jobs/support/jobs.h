@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The write jobs as the crash tests run them, through their public entry
 // points (convert/bg_tree.h, lib/relocation/balance.h, lib/qgroup/repair.h,
-// lib/qgroup/quota_disable.h, quota_enable.h, lib/relocation/balance_cancel.h).
+// lib/qgroup/quota_disable.h, quota_enable.h, lib/rescue/balance_cancel.h).
 // The one place to edit when an entry point's signature changes (a batch
 // runner is being introduced).
 #pragma once

@@ -7,36 +7,46 @@
 // trees left by an interrupted relocation are refused, named: dropping them
 // needs the tree drop of issue 15 (DESIGN.md invariant 6).
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
+#include "lib/qgroup/repair.h"
 #include "lib/transaction/batch_runner.h"
+#include "lib/transaction/tree_drop.h"
 
-namespace fsctl::relocation {
+namespace fsctl::rescue {
 
 struct BalanceCancelOptions {
   bool dry_run = false;               // rehearse on an in-memory copy, commit nothing
-  const StopRequest* stop = nullptr;  // signal handlers: abandon before the commit
+  const StopRequest* stop = nullptr;  // signal handlers: abandon before the commit (or stop between commits)
+  u64 batch = 8192;                   // relocation trees: tree blocks dropped per commit
+  ProgressObserver* progress = nullptr;
 };
 
 struct BalanceCancelResult {
   bool balance_found = false;  // a BALANCE_ITEM existed (false: nothing to do)
   u64 balance_flags = 0;       // its btrfs_balance_item.flags
-  transaction::OneCommit run;  // the commit (wrote, transid, ...; interrupted: nothing written)
+  transaction::OneCommit run;  // the commits (wrote, last transid, sums; interrupted: see below)
+  std::vector<u64> relocation_trees;  // subvolumes whose relocation tree was found (TREE_RELOC key offsets)
+  std::size_t relocation_trees_dropped = 0;
+  transaction::DropStats drop;        // what dropping them freed
+  u64 commits = 0;
+  std::optional<qgroup::RepairResult> qgroups;  // the rescan after the drop (quota on)
 };
 
 /// Deletes the BALANCE_ITEM from the root tree in one transaction of the
-/// batch runner (rehearsed whole in memory first). Nothing to do
-/// (balance_found false, nothing written) without one. The kernel marks the
+/// batch runner (rehearsed whole in memory first), or, with relocation
+/// trees, drops them (the BALANCE_ITEM going with the first commit) and
+/// recomputes the qgroups. Nothing to do (balance_found false, no
+/// relocation tree, nothing written) without either. The kernel marks the
 /// groups of a running balance read-only in memory only, so nothing else on
 /// disk needs clearing.
 /// REQUIRES: `fs` opened for writing with block groups (a dry run too).
-/// Errors, nothing written: Errc::unsupported when relocation trees remain
-/// (ROOT_ITEMs of TREE_RELOC, naming their subvolumes) or the data
-/// relocation tree holds more than its root directory (naming the first
-/// key); Errc::corrupt for a BALANCE_ITEM of the wrong size; Errc::nospc;
+/// Errors, nothing written: Errc::unsupported when the data relocation
+/// tree holds more than its root directory (naming the first key); Errc::corrupt for a BALANCE_ITEM of the wrong size; Errc::nospc;
 /// read errors naming the bytenr.
 [[nodiscard]] Result<BalanceCancelResult> cancel_balance(fs::FsInfo& fs, const BalanceCancelOptions& opts);
 
-}  // namespace fsctl::relocation
+}  // namespace fsctl::rescue

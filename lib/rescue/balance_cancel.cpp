@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Offline cancel of a paused kernel balance (balance_cancel.h): refusals
-// from the root tree and the data relocation tree, then one step of the
-// batch runner deleting the BALANCE_ITEM.
-#include "lib/relocation/balance_cancel.h"
+// Offline cancel of a paused or interrupted kernel balance
+// (balance_cancel.h): a refusal from the data relocation tree, then one step
+// of the batch runner deleting the BALANCE_ITEM, or the relocation trees
+// dropped (drop_job.h) and the qgroups recomputed.
+#include "lib/rescue/balance_cancel.h"
 
 #include "lib/ctree/search.h"
 #include "lib/ctree/write.h"
 #include "lib/fs/leftover_work.h"
+#include "lib/qgroup/qgroup.h"
+#include "lib/rescue/drop_job.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/reservation.h"
 
-namespace fsctl::relocation {
+namespace fsctl::rescue {
 using namespace fsctl::format;
 
 namespace {
@@ -55,25 +58,57 @@ Result<std::optional<Key>> data_reloc_leftover(fs::FsInfo& fs) {
   return found;
 }
 
+/// The relocation trees dropped, the BALANCE_ITEM with the first commit,
+/// then the qgroups recomputed.
+Result<BalanceCancelResult> drop_relocation_trees(fs::FsInfo& fs, const BalanceCancelOptions& o, BalanceCancelResult& res) {
+  FSCTL_TRY_ASSIGN(auto quota, qgroup::read_quota(fs));
+  DropRunOptions d;
+  for (u64 id : res.relocation_trees) d.roots.push_back(Key{TREE_RELOC_OBJECTID, KeyType::ROOT_ITEM, id});
+  // No qgroup number changes: a relocation tree is no subvolume, and what
+  // it alone holds counts nowhere. The numbers are checked after the drop
+  // (and written only if the kernel's were wrong), so the status is never
+  // marked inconsistent meanwhile.
+  d.delete_balance_item = res.balance_found;
+  d.batch = o.batch;
+  d.dry_run = o.dry_run;
+  d.stop = o.stop;
+  d.progress = o.progress;
+  FSCTL_TRY_ASSIGN(DropRun run, run_drops(fs, d));
+  res.drop = run.stats;
+  res.relocation_trees_dropped = run.dropped;
+  res.commits = run.run.commits;
+  res.run.wrote = !o.dry_run && run.run.commits > 0;
+  res.run.transid = res.run.wrote ? fs.super().generation.get() : 0;
+  res.run.reserved_bytes = run.run.reserved_bytes;
+  res.run.used_bytes = run.run.used_bytes;
+  res.run.blocks_written = run.run.tree_blocks_written;
+  res.run.rehearsed = run.run.rehearsed;
+  res.run.interrupted = run.run.interrupted;
+  if (!run.done || !quota) return res;
+  FSCTL_TRY_ASSIGN(QgroupFix fix, recompute_qgroups(fs, {}, o.stop, o.progress));
+  res.qgroups = fix.repair;
+  if (res.qgroups && res.qgroups->interrupted) res.run.interrupted = true;
+  if (res.qgroups && res.qgroups->wrote) res.run.transid = res.qgroups->transid;
+  return res;
+}
+
 }  // namespace
 
 Result<BalanceCancelResult> cancel_balance(fs::FsInfo& fs, const BalanceCancelOptions& o) {
   BalanceCancelResult res;
   FSCTL_TRY_ASSIGN(auto work, fs::find_leftover_work(fs));
-  // Relocation trees: the next mount merges them (btrfs_recover_relocation)
-  // whatever happens to the BALANCE_ITEM; dropping them offline is the tree
-  // drop this engine does not have yet. Refused first, before anything.
-  if (!work.relocation_trees.empty())
-    return make_error(Errc::unsupported, fs::describe_leftover_work({std::nullopt, work.relocation_trees, {}}).front() +
-                                             "; dropping relocation trees offline is not supported yet: nothing was written");
   FSCTL_TRY_ASSIGN(auto data_left, data_reloc_leftover(fs));
   if (data_left)
     return make_error(Errc::unsupported, "the data relocation tree holds what an interrupted data relocation left (first key " +
                                              key_to_string(*data_left) +
                                              "); clearing it offline is not supported yet: nothing was written");
+  res.relocation_trees = work.relocation_trees;
+  if (work.balance_flags) {
+    res.balance_found = true;
+    res.balance_flags = *work.balance_flags;
+  }
+  if (!work.relocation_trees.empty()) return drop_relocation_trees(fs, o, res);
   if (!work.balance_flags) return res;
-  res.balance_found = true;
-  res.balance_flags = *work.balance_flags;
 
   transaction::JobFactory make = [](fs::FsInfo&) -> Result<std::unique_ptr<transaction::BatchJob>> {
     return std::unique_ptr<transaction::BatchJob>(std::make_unique<BalanceCancelJob>());
@@ -82,4 +117,4 @@ Result<BalanceCancelResult> cancel_balance(fs::FsInfo& fs, const BalanceCancelOp
   return res;
 }
 
-}  // namespace fsctl::relocation
+}  // namespace fsctl::rescue
