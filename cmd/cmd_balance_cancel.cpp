@@ -23,10 +23,11 @@ int print_reloc_cancel(const rescue::BalanceCancelResult& c, bool dry_run, const
   std::string ids;
   for (u64 id : c.relocation_trees) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
   const auto& d = c.drop;
-  std::printf("%s the relocation trees of subvolumes %s%s: %llu tree blocks freed, %llu shared blocks left to the "
-              "subvolumes, %llu data references dropped, %llu data extents freed\n",
-              dry_run ? "dry run: would drop" : "dropped", ids.c_str(),
-              c.balance_found ? (" and the BALANCE_ITEM of the balance of " + types + " block groups").c_str() : "",
+  std::printf("%s the relocation trees of subvolumes %s%s, %zu items of relocation inodes: %llu tree blocks freed, %llu shared "
+              "blocks left to the subvolumes, %llu data references dropped, %llu data extents freed\n",
+              dry_run ? "dry run: would drop" : "dropped", ids.empty() ? "(none)" : ids.c_str(),
+              c.balance_found ? (", the BALANCE_ITEM of the balance of " + types + " block groups").c_str() : "",
+              c.relocation_inode_items.size(),
               static_cast<unsigned long long>(d.tree_blocks_freed), static_cast<unsigned long long>(d.shared_blocks_left),
               static_cast<unsigned long long>(d.data_refs_dropped), static_cast<unsigned long long>(d.data_extents_freed));
   if (dry_run) {
@@ -73,6 +74,7 @@ int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& d
     out["relocation_trees"] = c.relocation_trees;
     out["relocation_trees_dropped"] = c.relocation_trees_dropped;
     out["commits"] = c.commits;
+    out["relocation_inode_items"] = c.relocation_inode_items.size();
     out["drop"] = {{"tree_blocks_freed", c.drop.tree_blocks_freed},
                    {"shared_blocks_left", c.drop.shared_blocks_left},
                    {"data_refs_dropped", c.drop.data_refs_dropped},
@@ -85,7 +87,7 @@ int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& d
     std::cout << out.dump(2) << '\n';
     return c.run.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
   }
-  if (!c.relocation_trees.empty()) return print_reloc_cancel(c, dry_run, types, units);
+  if (!c.relocation_trees.empty() || !c.relocation_inode_items.empty()) return print_reloc_cancel(c, dry_run, types, units);
   if (print_if_interrupted(c.run)) return EXIT_INTERRUPTED;
   if (!c.balance_found) {
     std::cout << "no paused or interrupted kernel balance: nothing to do\n";

@@ -40,22 +40,34 @@ class BalanceCancelJob final : public transaction::OneStepJob {
   }
 };
 
-/// The first key of the data relocation tree (objectid -9) that is not its
-/// root directory's (inode 256: INODE_ITEM, INODE_REF): an inode a kernel
-/// data relocation left, its file extents or an orphan item. std::nullopt
-/// when there is none or no such tree.
-Result<std::optional<Key>> data_reloc_leftover(fs::FsInfo& fs) {
+/// What an interrupted relocation left in the data relocation tree
+/// (objectid -9), past its root directory (inode 256: INODE_ITEM,
+/// INODE_REF): the relocation inodes the kernel makes for every block group
+/// it relocates (relocation.c create_reloc_inode: an INODE_ITEM and an
+/// ORPHAN item, which the next mount's orphan cleanup deletes) are
+/// `removable`; anything else (file extents of a data relocation) is
+/// `other`, its first key.
+struct DataRelocLeft {
+  std::vector<Key> removable;
+  std::optional<Key> other;
+};
+Result<DataRelocLeft> data_reloc_leftover(fs::FsInfo& fs) {
+  DataRelocLeft out;
   auto root = fs.find_root(DATA_RELOC_TREE_OBJECTID);
-  if (!root) return std::optional<Key>{};
-  std::optional<Key> found;
+  if (!root) return out;
   FSCTL_TRY(ctree::for_each_item(fs, *root, {}, [&](const NodeView& leaf, u32 slot) -> Result<ctree::Visit> {
     Key k = leaf.item_key(slot);
     if (k.objectid == FIRST_FREE_OBJECTID && (k.type == KeyType::INODE_ITEM || k.type == KeyType::INODE_REF))
       return ctree::Visit::next;
-    found = k;
+    if ((k.objectid > FIRST_FREE_OBJECTID && k.objectid <= LAST_FREE_OBJECTID && k.type == KeyType::INODE_ITEM) ||
+        (k.objectid == ORPHAN_OBJECTID && k.type == KeyType::ORPHAN_ITEM)) {
+      out.removable.push_back(k);
+      return ctree::Visit::next;
+    }
+    out.other = k;
     return ctree::Visit::stop;
   }));
-  return found;
+  return out;
 }
 
 /// The relocation trees dropped, the BALANCE_ITEM with the first commit,
@@ -68,7 +80,8 @@ Result<BalanceCancelResult> drop_relocation_trees(fs::FsInfo& fs, const BalanceC
   // it alone holds counts nowhere. The numbers are checked after the drop
   // (and written only if the kernel's were wrong), so the status is never
   // marked inconsistent meanwhile.
-  d.delete_balance_item = res.balance_found;
+  if (res.balance_found) d.delete_items.emplace_back(ROOT_TREE_OBJECTID, BALANCE_KEY);
+  for (const Key& k : res.relocation_inode_items) d.delete_items.emplace_back(DATA_RELOC_TREE_OBJECTID, k);
   d.batch = o.batch;
   d.dry_run = o.dry_run;
   d.stop = o.stop;
@@ -98,16 +111,17 @@ Result<BalanceCancelResult> cancel_balance(fs::FsInfo& fs, const BalanceCancelOp
   BalanceCancelResult res;
   FSCTL_TRY_ASSIGN(auto work, fs::find_leftover_work(fs));
   FSCTL_TRY_ASSIGN(auto data_left, data_reloc_leftover(fs));
-  if (data_left)
+  if (data_left.other)
     return make_error(Errc::unsupported, "the data relocation tree holds what an interrupted data relocation left (first key " +
-                                             key_to_string(*data_left) +
+                                             key_to_string(*data_left.other) +
                                              "); clearing it offline is not supported yet: nothing was written");
   res.relocation_trees = work.relocation_trees;
+  res.relocation_inode_items = data_left.removable;
   if (work.balance_flags) {
     res.balance_found = true;
     res.balance_flags = *work.balance_flags;
   }
-  if (!work.relocation_trees.empty()) return drop_relocation_trees(fs, o, res);
+  if (!work.relocation_trees.empty() || !data_left.removable.empty()) return drop_relocation_trees(fs, o, res);
   if (!work.balance_flags) return res;
 
   transaction::JobFactory make = [](fs::FsInfo&) -> Result<std::unique_ptr<transaction::BatchJob>> {

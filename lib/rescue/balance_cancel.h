@@ -31,6 +31,10 @@ struct BalanceCancelResult {
   transaction::OneCommit run;  // the commits (wrote, last transid, sums; interrupted: see below)
   std::vector<u64> relocation_trees;  // subvolumes whose relocation tree was found (TREE_RELOC key offsets)
   std::size_t relocation_trees_dropped = 0;
+  /// Items of the relocation inodes in the data relocation tree deleted
+  /// with the first commit (INODE_ITEM and ORPHAN_ITEM keys; kernel
+  /// create_reloc_inode, removed by the next mount's orphan cleanup).
+  std::vector<format::Key> relocation_inode_items;
   transaction::DropStats drop;        // what dropping them freed
   u64 commits = 0;
   std::optional<qgroup::RepairResult> qgroups;  // the rescan after the drop (quota on)
@@ -45,7 +49,8 @@ struct BalanceCancelResult {
 /// disk needs clearing.
 /// REQUIRES: `fs` opened for writing with block groups (a dry run too).
 /// Errors, nothing written: Errc::unsupported when the data relocation
-/// tree holds more than its root directory (naming the first key); Errc::corrupt for a BALANCE_ITEM of the wrong size; Errc::nospc;
+/// tree holds more than its root directory and relocation inodes (naming
+/// the first such key); Errc::corrupt for a BALANCE_ITEM of the wrong size; Errc::nospc;
 /// read errors naming the bytenr.
 [[nodiscard]] Result<BalanceCancelResult> cancel_balance(fs::FsInfo& fs, const BalanceCancelOptions& opts);
 

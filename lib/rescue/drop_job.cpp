@@ -28,14 +28,13 @@ Status mark_quota_inconsistent(Transaction& t) {
   return store_qgroup_status(d, s);
 }
 
-/// Deletes the BALANCE_ITEM when it is there (kernel del_balance_item).
-Status delete_balance_item(Transaction& t) {
-  FSCTL_TRY_ASSIGN(auto* rt, t.root(ROOT_TREE_OBJECTID));
-  const Key key{BALANCE_OBJECTID, KeyType::TEMPORARY_ITEM, 0};
+/// Deletes item `key` of tree `tree` when it is there.
+Status delete_if_present(Transaction& t, u64 tree, const Key& key) {
+  FSCTL_TRY_ASSIGN(auto* root, t.root(tree));
   ctree::Path p;
-  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *rt, key, 0, p));
+  FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, *root, key, 0, p));
   if (!exact) return {};
-  return ctree::delete_item(t, *rt, p);
+  return ctree::delete_item(t, *root, p);
 }
 
 /// The job: the trees in order, each dropped step after step.
@@ -50,7 +49,7 @@ class DropJob final : public transaction::BatchJob {
   };
   DropJob(const DropRunOptions& o, Sink* sink = nullptr) : keys_(o.roots), o_(o), sink_(sink) {}
 
-  bool done() const override { return next_ >= keys_.size(); }
+  bool done() const override { return first_done_ && next_ >= keys_.size(); }
   u64 next_units(u64 batch) const override { return batch; }
   // About one extent tree leaf edited per sixteen blocks dropped, plus the
   // paths of the csum, free space, root and quota trees: the default batch
@@ -75,7 +74,7 @@ class DropJob final : public transaction::BatchJob {
     pending_units_ = 0;
     if (!first_done_) {
       if (o_.mark_quota_inconsistent) FSCTL_TRY(mark_quota_inconsistent(t));
-      if (o_.delete_balance_item) FSCTL_TRY(delete_balance_item(t));
+      for (const auto& [tree, key] : o_.delete_items) FSCTL_TRY(delete_if_present(t, tree, key));
     }
     u64 left = std::max<u64>(units, 1);
     while (pending_next_ < keys_.size() && left > 0) {

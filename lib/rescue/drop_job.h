@@ -6,7 +6,8 @@
 // With quota on, the first step marks the qgroup status INCONSISTENT (as
 // the kernel does for a drop it does not trace: a state between steps is
 // never trusted) and the run ends with an offline rescan
-// (recompute_qgroups). The first step may also delete the BALANCE_ITEM.
+// (recompute_qgroups). The first step may also delete items (the
+// BALANCE_ITEM, a relocation inode): there is always a first step.
 #pragma once
 #include <optional>
 #include <set>
@@ -24,7 +25,9 @@ namespace fsctl::rescue {
 struct DropRunOptions {
   std::vector<format::Key> roots;       // ROOT_ITEM keys of the trees to drop, in order
   bool mark_quota_inconsistent = false;  // in the first step
-  bool delete_balance_item = false;      // in the first step (BALANCE_OBJECTID, TEMPORARY_ITEM, 0)
+  /// Items deleted in the first step when they are there: (tree id, key)
+  /// (the BALANCE_ITEM, a relocation inode's items).
+  std::vector<std::pair<u64, format::Key>> delete_items;
   u64 batch = 8192;                      // tree blocks per commit, at most
   bool dry_run = false;                  // rehearse the whole run on an in-memory copy; commit nothing
   const StopRequest* stop = nullptr;

@@ -15,7 +15,7 @@
 #  - refusals, the image unchanged, naming the state: a planted relocation
 #    tree that is subvolume 256's own root node (owner 256 without
 #    FULL_BACKREF: corrupt, exit 3, naming the block), a data relocation
-#    tree holding an orphan item (exit 4); exit 5 when mounted. (Real
+#    tree holding a file extent item (exit 4); exit 5 when mounted. (Real
 #    relocation trees the kernel left are dropped: test 116.)
 source "$(dirname "$0")/../common/lib.sh"
 need_mount
@@ -97,9 +97,12 @@ rc=0; "$FSCTL" --format json balance cancel "$T/r.img" > "$T/r.json" 2> "$T/r.er
 [ "$(img_sum "$T/r.img")" = "$before" ] || fail "the refused run changed the image (relocation tree)"
 
 cp --sparse=always "$IMG" "$T/d.img"
-# An orphan item (ORPHAN_OBJECTID -5, ORPHAN_ITEM 48, inode 257) in the data
-# relocation tree (-9), as an interrupted data relocation leaves.
-"$PUT" "$T/d.img" -9 -5 48 257 ""
+# A file extent item (257, EXTENT_DATA 108, 0) in the data relocation tree
+# (-9), as an interrupted data relocation leaves (53 zero bytes: what the
+# item says does not matter, its presence is refused). A relocation inode
+# alone (INODE_ITEM and ORPHAN item, as every relocated block group leaves)
+# is cleared instead: test 116.
+"$PUT" "$T/d.img" -9 257 108 0 "$(printf '0%.0s' $(seq 1 106))"
 before=$(img_sum "$T/d.img")
 rc=0; "$FSCTL" balance cancel "$T/d.img" > /dev/null 2> "$T/d.err" || rc=$?
 [ $rc -eq 4 ] && grep_q "data relocation tree" < "$T/d.err" || { cat "$T/d.err"; fail "data relocation tree: exit $rc, expect 4 naming it"; }
