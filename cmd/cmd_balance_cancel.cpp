@@ -59,7 +59,10 @@ int run_balance_cancel(const GlobalOptions& g, const std::vector<std::string>& d
   InterruptScope signals;
   o.stop = signals.stop();
   o.batch = batch;
+  auto shown = dry_run ? nullptr : stderr_progress(g, "balance cancel");
+  o.progress = shown.get();
   auto r = rescue::cancel_balance(**fs, o);
+  if (shown) shown->finish();
   if (!r) return report_error(g, r.error(), devs[0]);
   const auto& c = *r;
   if (!dry_run && !c.run.wrote && !c.run.interrupted) refresh_lagging_supers(**fs, rep);
