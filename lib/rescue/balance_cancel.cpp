@@ -82,10 +82,7 @@ Result<BalanceCancelResult> drop_relocation_trees(fs::FsInfo& fs, const BalanceC
   // marked inconsistent meanwhile.
   if (res.balance_found) d.delete_items.emplace_back(ROOT_TREE_OBJECTID, BALANCE_KEY);
   for (const Key& k : res.relocation_inode_items) d.delete_items.emplace_back(DATA_RELOC_TREE_OBJECTID, k);
-  d.batch = o.batch;
-  d.dry_run = o.dry_run;
-  d.stop = o.stop;
-  d.progress = o.progress;
+  static_cast<RunControl&>(d) = o;
   FSCTL_TRY_ASSIGN(DropRun run, run_drops(fs, d));
   res.drop = run.stats;
   res.relocation_trees_dropped = run.dropped;

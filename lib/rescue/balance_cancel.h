@@ -13,17 +13,16 @@
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
 #include "lib/qgroup/repair.h"
+#include "lib/rescue/drop_job.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/tree_drop.h"
 
 namespace fsctl::rescue {
 
-struct BalanceCancelOptions {
-  bool dry_run = false;               // rehearse on an in-memory copy, commit nothing
-  const StopRequest* stop = nullptr;  // signal handlers: abandon before the commit (or stop between commits)
-  u64 batch = 8192;                   // relocation trees: tree blocks dropped per commit
-  ProgressObserver* progress = nullptr;
-};
+/// dry_run: rehearse on an in-memory copy, commit nothing; stop: abandon
+/// before the commit (or stop between commits); batch: relocation trees'
+/// tree blocks dropped per commit.
+struct BalanceCancelOptions : RunControl {};
 
 struct BalanceCancelResult {
   bool balance_found = false;  // a BALANCE_ITEM existed (false: nothing to do)

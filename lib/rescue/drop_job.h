@@ -22,16 +22,21 @@
 
 namespace fsctl::rescue {
 
-struct DropRunOptions {
+/// How a rescue job runs: what finish-drop, balance cancel and their
+/// drops share.
+struct RunControl {
+  u64 batch = 8192;                      // tree blocks dropped per commit, at most
+  bool dry_run = false;                  // rehearse the whole run on an in-memory copy; commit nothing
+  const StopRequest* stop = nullptr;     // signal handlers: stop between commits (or abandon the step)
+  ProgressObserver* progress = nullptr;
+};
+
+struct DropRunOptions : RunControl {
   std::vector<format::Key> roots;       // ROOT_ITEM keys of the trees to drop, in order
   bool mark_quota_inconsistent = false;  // in the first step
   /// Items deleted in the first step when they are there: (tree id, key)
   /// (the BALANCE_ITEM, a relocation inode's items).
   std::vector<std::pair<u64, format::Key>> delete_items;
-  u64 batch = 8192;                      // tree blocks per commit, at most
-  bool dry_run = false;                  // rehearse the whole run on an in-memory copy; commit nothing
-  const StopRequest* stop = nullptr;
-  ProgressObserver* progress = nullptr;
 };
 
 struct DropRun {

@@ -59,10 +59,7 @@ Result<FinishDropResult> finish_drop(fs::FsInfo& fs, const FinishDropOptions& o)
   DropRunOptions d;
   for (const auto& r : res.roots) d.roots.push_back(r.key);
   d.mark_quota_inconsistent = quota.has_value() && !quota->inconsistent();
-  d.batch = o.batch;
-  d.dry_run = o.dry_run;
-  d.stop = o.stop;
-  d.progress = o.progress;
+  static_cast<RunControl&>(d) = o;
   FSCTL_TRY_ASSIGN(DropRun run, run_drops(fs, d));
   res.stats = run.stats;
   res.run = run.run;

@@ -23,17 +23,13 @@
 #include "lib/base/stop_request.h"
 #include "lib/fs/fs_info.h"
 #include "lib/qgroup/repair.h"
+#include "lib/rescue/drop_job.h"
 #include "lib/transaction/batch_runner.h"
 #include "lib/transaction/tree_drop.h"
 
 namespace fsctl::rescue {
 
-struct FinishDropOptions {
-  bool dry_run = false;                 // rehearse the whole drop on an in-memory copy; commit nothing
-  u64 batch = 8192;                     // tree blocks per commit, at most
-  const StopRequest* stop = nullptr;    // signal handlers: stop between commits (or abandon the step)
-  ProgressObserver* progress = nullptr;
-};
+struct FinishDropOptions : RunControl {};
 
 /// A deleted subvolume as found before the run.
 struct DeadRoot {
