@@ -5,9 +5,10 @@
 #
 # Image (made once, cached as $BENCH_DIR/drop-<SNAPS>snap.img): nodesize 4K,
 # quota on, subvolume sv with $FILES small files (a quarter with regular
-# extents), $SNAPS snapshots of it with 3 files changed in each, then sv
-# deleted with `btrfs subvolume delete` and unmounted at once: the deleted,
-# not yet dropped state (its ROOT_ITEM refs 0; checked).
+# extents), $SNAPS snapshots of it with 3 files changed in each (the base,
+# cached too), then sv deleted with `btrfs subvolume delete` and the
+# filesystem frozen at once (fsfreeze) and copied: the deleted, not (or not
+# all) dropped state (its ROOT_ITEM refs 0; checked).
 #
 # Each run on a fresh copy (cp --sparse=always), page cache dropped first:
 #   ref (kernel): mount the copy, `btrfs subvolume sync` (waits for the
@@ -42,11 +43,12 @@ bench_preflight
 WORK=$(mktemp -d)
 MNT=$WORK/mnt
 mkdir -p "$MNT" "$BENCH_DIR"
-trap 'mountpoint -q "$MNT" && umount "$MNT"; rm -rf "$WORK"' EXIT
+trap '{ fsfreeze -u "$MNT" 2>/dev/null; mountpoint -q "$MNT" && umount "$MNT"; } || true; rm -rf "$WORK"' EXIT
 
 IMG=$BENCH_DIR/drop-${SNAPS}snap.img
-if [ ! -s "$IMG" ]; then
-  build_once "$IMG" bash -c "
+BASE=$BENCH_DIR/drop-${SNAPS}snap-base.img
+if [ ! -s "$BASE" ]; then
+  build_once "$BASE" bash -c "
     set -e
     truncate -s 4G \"\$PARTIAL\"
     mkfs.btrfs -q -f -n 4096 \"\$PARTIAL\" > /dev/null
@@ -64,10 +66,27 @@ for i in range(int(sys.argv[2])):
       for j in 1 2 3; do echo \$s > \"\$m/snap\$s/f\$(( (s * 7 + j * 1013) % $FILES ))\"; done
     done
     btrfs quota rescan -w \"\$m\" > /dev/null
-    btrfs subvolume delete \"\$m/sv\" > /dev/null
     umount \"\$m\"; rmdir \"\$m\""
 fi
-"$FSCTL" --format json inspect dump-tree -t root "$IMG" | grep -c '"refs": 0' > /dev/null || die "$IMG has no deleted subvolume left to drop (the kernel dropped it before the unmount): remove it and rerun"
+# The deleted state: sv deleted on a copy of the base, the filesystem frozen
+# at once (the freeze commits the deletion; the kernel's cleaner has not
+# dropped it, or only part of it) and copied.
+if [ ! -s "$IMG" ]; then
+  for try in 1 2 3; do
+    fresh_copy "$BASE" "$WORK/live.img"
+    mount -o loop "$WORK/live.img" "$MNT"
+    btrfs subvolume delete "$MNT/sv" > /dev/null
+    fsfreeze -f "$MNT"
+    cp --sparse=always "$WORK/live.img" "$IMG.partial"
+    fsfreeze -u "$MNT"
+    umount "$MNT"
+    if "$FSCTL" --format json inspect dump-tree -t root "$IMG.partial" | grep -c '"refs":0[,}]' > /dev/null; then
+      mv "$IMG.partial" "$IMG"; break
+    fi
+    rm -f "$IMG.partial"
+  done
+fi
+[ -s "$IMG" ] || die "three tries did not catch the deleted subvolume before the kernel's cleaner dropped it"
 
 REF_LABEL="kernel $(uname -r) cleaner"
 set_tools 1

@@ -105,7 +105,7 @@ bench_header() {  # [LINE...] printed after the tool lines
   local line
   echo "# bench/$BENCH_NAME $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "# machine: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), nproc $(nproc), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, kernel $(uname -r)"
-  echo "# load average before: $(loadavg) (1/5/15 min); CPUs busy over 1 s: $(cpu_busy); busiest: $(ps -eo pcpu=,comm= --sort=-pcpu | head -3 | awk '{ printf "%s%s %s%%", NR > 1 ? ", " : "", $2, $1 }')"
+  echo "# load average before: $(loadavg) (1/5/15 min); CPUs busy over 1 s: $(cpu_busy); busiest: $(ps -eo pcpu=,comm= --sort=-pcpu | head -3 | awk '{ printf "%s%s %s%%", (NR > 1 ? ", " : ""), $2, $1 }')"
   echo "# fsctl new: $(fsctl_describe "$FSCTL")"
   if [ -n "$FSCTL_OLD" ]; then echo "# fsctl old: $(fsctl_describe "$FSCTL_OLD")"; else echo "# fsctl old: none (no --fsctl-old)"; fi
   echo "# btrfs (image facts, checks): $BTRFS ($("$BTRFS" --version 2>/dev/null | head -1))"
