@@ -34,13 +34,7 @@ mkimg "$BASE" 1G -n 4096
 mount -o loop "$BASE" "$MNT"
 btrfs quota enable "$MNT"
 btrfs subvolume create "$MNT/sv" > /dev/null
-python3 - "$MNT/sv" <<'PY'
-import os, sys
-d = sys.argv[1]
-for i in range(20000):
-    with open(f"{d}/f{i}", "wb") as f:
-        f.write(os.urandom(5000 if i % 4 == 0 else 200))
-PY
+many_files "$MNT/sv" 20000 5000
 btrfs subvolume snapshot "$MNT/sv" "$MNT/snap" > /dev/null
 for i in $(seq 1 300); do echo changed > "$MNT/snap/f$((i * 61))"; done
 for i in $(seq 1 100); do echo changed > "$MNT/sv/f$((i * 97))"; done

@@ -34,13 +34,7 @@ mkimg "$IMG" 1G -n 4096
 mount -o loop "$IMG" "$MNT"
 btrfs quota enable "$MNT"
 btrfs subvolume create "$MNT/sv" > /dev/null
-python3 - "$MNT/sv" <<'PY'
-import os, sys
-d = sys.argv[1]
-for i in range(30000):
-    with open(f"{d}/f{i}", "wb") as f:
-        f.write(os.urandom(3000 if i % 4 == 0 else 200))
-PY
+many_files "$MNT/sv" 30000 3000
 for s in 1 2 3 4; do
   btrfs subvolume snapshot "$MNT/sv" "$MNT/snap$s" > /dev/null
   for i in $(seq 1 30); do echo "$s" > "$MNT/snap$s/f$((i * 97 + s))"; done

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], unpack_fixture NAME DEST, crash_every_write IMG AFTER ARGS... (a crash at every write, then the rerun).
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], many_files DIR N BIG, unpack_fixture NAME DEST, crash_every_write IMG AFTER ARGS... (a crash at every write, then the rerun).
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -129,6 +129,17 @@ mksnapimg() {
   for i in $(seq 1 "$extra"); do echo x > "$m/snap/g$i"; done
   if [ "$quota" = quota ]; then btrfs quota rescan -w "$m" > /dev/null; fi
   umount "$m"
+}
+# many_files DIR N BIG: N files f0..f(N-1) of random bytes in DIR, every
+# fourth BIG bytes (a regular extent), the others 200 (inline).
+many_files() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import os, sys
+d, n, big = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    with open(f"{d}/f{i}", "wb") as f:
+        f.write(os.urandom(big if i % 4 == 0 else 200))
+PY
 }
 # crash_every_write IMG AFTER ARGS...: runs `$FSCTL ARGS... COPY` on a fresh
 # copy of IMG (COPY = $T/crash.img) stopped after write 1, 2, ...
