@@ -172,7 +172,7 @@ make_snap_image() {
     '$IMAGES_SRC/make-balance-16snap-4k.sh' \"\$PARTIAL\" $snaps | tee \"\$PARTIAL.log\"
     losetup -n -O NAME -j \"\$PARTIAL\" | xargs -r -n1 losetup -d
     grep -q '^built ' \"\$PARTIAL.log\" && rm -f \"\$PARTIAL.log\""
-  if [ "$final" = "$shared" ] && ! grep -qs "built $shared" "$BENCH_DIR/build.log"; then
+  if [ -s "$final" ] && [ "$final" = "$shared" ] && ! grep -qs "built $shared" "$BENCH_DIR/build.log"; then
     echo "built $shared (by bench/$BENCH_NAME, $(date -u '+%Y-%m-%d %H:%M UTC'))" >> "$BENCH_DIR/build.log"
   fi
   echo "$final"
