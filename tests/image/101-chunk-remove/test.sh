@@ -67,11 +67,16 @@ remove_case() {
   kernel_rw "$name" "${imgs[@]}"
   # The next chunk goes after the highest chunk left (kernel
   # find_next_chunk): the logical range of the removed ones, which were the
-  # highest, is used again once their removal is committed.
+  # highest, is used again once their removal is committed, unless the
+  # kernel's writes above allocated a chunk of their own there (seen in a
+  # CI run): then after that one.
+  local top
+  top=$("$FSCTL" inspect block-groups "${imgs[@]}" | awk '$1 ~ /^[0-9]+$/ && $1 + $2 > m { m = $1 + $2 } END { print m + 0 }')
+  [ "$top" -ge "$meta" ] || fail "$name: the highest chunk ends at $top, below the removed one at $meta"
   "$CT" "${imgs[@]}" alloc "$mflags" > "$T/$name.a3" 2>&1 || { cat "$T/$name.a3"; fail "$name: alloc after remove"; }
   local again
   again=$(new_starts "$T/$name.a3")
-  [ "$again" = "$meta" ] || fail "$name: the next chunk is at $again, expect $meta (after the highest chunk left)"
+  [ "$again" = "$top" ] || fail "$name: the next chunk is at $again, expect $top (after the highest chunk left; removed: $meta)"
   check_clean "$name: alloc after remove" "${imgs[@]}"
   $CC bytes-used "${imgs[@]}" > /dev/null || fail "$name: bytes_used after the next chunk"
   echo "$name: the next chunk reuses logical $again; btrfs check clean"
