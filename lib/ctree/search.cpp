@@ -132,16 +132,51 @@ Result<std::optional<std::vector<u8>>> lookup_item(BlockSource& src, const RootR
   return std::optional<std::vector<u8>>(std::vector<u8>(d.begin(), d.end()));
 }
 
+namespace {
+
+/// Read-ahead state of one scan: the parent node whose children up to slot
+/// `until` (exclusive) were already asked for.
+struct SiblingReadAhead {
+  u64 parent = 0;
+  u32 until = 0;
+
+  /// When the path's leaf is at or past what was read ahead, reads the next
+  /// FOR_EACH_READ_AHEAD leaves under its parent whose first key is at most
+  /// `max` into the cache. Best effort: a read error is left for the search
+  /// that reaches the block to report.
+  void maybe_read(BlockSource& src, const Path& path, const Key& max) {
+    if (path.root.level == 0 || !path.nodes[1]) return;
+    const cache::TreeBlockRef& node = path.nodes[1];
+    u32 slot = path.slots[1];
+    if (node->bytenr == parent && slot + 1 < until) return;
+    NodeView v = node->view();
+    std::vector<BlockRequest> reqs;
+    u32 end = std::min<u32>(v.nritems(), slot + 1 + FOR_EACH_READ_AHEAD);
+    u32 k = slot + 1;
+    for (; k < end && !(max < v.node_key(k)); ++k) reqs.push_back({v.blockptr(k), child_check(v, k)});
+    parent = node->bytenr;
+    until = k;
+    if (reqs.size() < 2) return;  // one block: the search reads it as soon
+    (void)src.read_tree_blocks(std::move(reqs), [](const cache::TreeBlockRef&) -> Status { return {}; }, true);
+  }
+};
+
+}  // namespace
+
 Status for_each_item(BlockSource& src, const RootRef& root, const KeyRange& range,
                      const std::function<Result<Visit>(const NodeView&, u32)>& visit) {
   Path path;
   FSCTL_TRY(search_slot(src, root, range.min, path));
+  SiblingReadAhead ahead;
+  ahead.maybe_read(src, path, range.max);
   FSCTL_TRY_ASSIGN(bool ok, normalize(src, path));
   while (ok) {
     if (range.max < path.key()) break;
     FSCTL_TRY_ASSIGN(Visit v, visit(path.leaf_view(), path.slots[0]));
     if (v == Visit::stop) break;
+    u64 leaf = path.nodes[0]->bytenr;
     FSCTL_TRY_ASSIGN(ok, next_item(src, path));
+    if (ok && path.nodes[0]->bytenr != leaf) ahead.maybe_read(src, path, range.max);
   }
   return {};
 }

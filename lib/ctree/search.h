@@ -54,6 +54,10 @@ void prefetch_search_paths(BlockSource& src, const RootRef& root, std::span<cons
 [[nodiscard]] Result<std::optional<std::vector<u8>>> lookup_item(BlockSource& src, const RootRef& root,
                                                                  const format::Key& key);
 
+/// Leaves for_each_item reads ahead at a time (at most 2 MiB of 16 KiB
+/// leaves): enough to keep the device busy, little enough for any cache.
+inline constexpr u32 FOR_EACH_READ_AHEAD = 128;
+
 /// Inclusive key range [min, max] in key order.
 struct KeyRange {
   format::Key min = format::KEY_MIN;
@@ -61,7 +65,10 @@ struct KeyRange {
 };
 enum class Visit { next, stop };
 /// Calls `visit(leaf, slot)` for every item whose key lies in `range`, in key
-/// order. Stops when the visitor says Visit::stop or returns an error.
+/// order. Stops when the visitor says Visit::stop or returns an error. The
+/// leaves of the range are read ahead in batches (the next FOR_EACH_READ_AHEAD
+/// siblings under the same parent, in one batched read into the cache), not
+/// one synchronous read per leaf.
 [[nodiscard]] Status for_each_item(BlockSource& src, const RootRef& root, const KeyRange& range,
                                    const std::function<Result<Visit>(const format::NodeView&, u32)>& visit);
 

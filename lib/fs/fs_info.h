@@ -20,6 +20,7 @@
 #include "lib/format/super.h"
 #include "lib/fs/commit_observer.h"
 #include "lib/io/block_device.h"
+#include "lib/io/buffer_pool.h"
 #include "lib/io/overlay_device.h"
 #include "lib/volumes/chunk_map.h"
 #include "lib/volumes/device_set.h"
@@ -232,6 +233,10 @@ class FsInfo final : public ctree::BlockSource {
 
  private:
   FsInfo() : cache_(0) {}
+  /// Sizes the cache and the I/O buffers kept between batches from the
+  /// cache budget (`cache_bytes`, --cache-size): a quarter of it, 4 to 48
+  /// MiB, inside the 64 MiB the memory bound allows beyond the cache.
+  void set_cache_budget(u64 cache_bytes);
   Status load_sys_chunk_array();
   Status load_chunk_tree();
   Status load_root_tree();
@@ -251,6 +256,7 @@ class FsInfo final : public ctree::BlockSource {
   format::SuperBlock super_{};
   volumes::ChunkMap chunk_map_;
   cache::BlockCache cache_;
+  io::BufferPool io_buffers_{0};  // read-ahead and writeback buffers, reused (set_io_budget)
   ctree::BlockIdentity identity_;
   Reporter* reporter_ = nullptr;
   CommitObserver* observer_ = nullptr;

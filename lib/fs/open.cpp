@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 
+#include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
 #include "lib/fs/fs_info.h"
 #include "lib/fs/write_gate.h"
@@ -47,6 +48,11 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
   return open_devices(std::move(devs), opts);
 }
 
+void FsInfo::set_cache_budget(u64 cache_bytes) {
+  cache_ = cache::BlockCache(cache_bytes);
+  io_buffers_.set_max_kept(std::clamp<u64>(cache_bytes / 12, 2ULL << 20, 16ULL << 20));
+}
+
 Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr<io::BlockDevice>> devs,
                                                      const OpenOptions& opts) {
   if (opts.wrap_device)
@@ -56,7 +62,7 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr
   fs->observer_ = opts.observer ? opts.observer : &null_commit_observer();
   fs->label_ = opts.label;
   fs->writable_ = opts.write;
-  fs->cache_ = cache::BlockCache(opts.cache_bytes);
+  fs->set_cache_budget(opts.cache_bytes);
   FSCTL_TRY_ASSIGN(fs->devices_, volumes::DeviceSet::from_devices(std::move(devs), *fs->reporter_));
   fs->super_ = fs->devices_.super();
   const SuperBlock& sb = fs->super_;
@@ -75,7 +81,9 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr
   if (auto r = fs->load_chunk_tree(); !r) return ctx(r.error());
   if (auto r = fs->load_root_tree(); !r) return ctx(r.error());
   if (opts.load_block_groups) {
+    PhaseTimer timer(fs->phase_sink());
     if (auto r = fs->load_block_groups(); !r) return ctx(r.error());
+    timer.mark("open: load block groups", "(" + std::to_string(fs->block_groups_.size()) + " block groups)");
     fs->block_groups_loaded_ = true;
   }
   return fs;

@@ -211,10 +211,11 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   io::AlignedBuffer inline_buf;
   if (runs.size() > 1) {
     std::size_t depth = std::clamp<std::size_t>(PREFETCH_BYTES / longest, 2, MAX_PREFETCH_RUNS);
-    ahead.emplace(runs, align, depth, PREFETCH_WORKERS);
+    ahead.emplace(runs, align, depth, PREFETCH_WORKERS, io_buffers_);
     if (!ahead->running()) ahead.reset();
   }
-  if (!ahead) inline_buf = io::AlignedBuffer(longest, align);
+  if (!ahead) inline_buf = io_buffers_.take(longest, align);
+  io::GiveBackOnExit give_back(io_buffers_, inline_buf);
   BlockPool pool(ns);
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const Run& run = runs[r];

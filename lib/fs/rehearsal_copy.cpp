@@ -23,7 +23,7 @@ Result<RehearsalCopy> FsInfo::rehearsal_copy(u64 overlay_bytes) {
   c->label_ = label_;
   FSCTL_TRY_ASSIGN(c->devices_, volumes::DeviceSet::from_devices(std::move(devs), *c->reporter_));
   c->writable_ = true;
-  c->cache_ = cache::BlockCache(cache_bytes);
+  c->set_cache_budget(cache_bytes);
   c->super_ = super_;
   c->chunk_map_ = chunk_map_;
   c->identity_ = identity_;

@@ -10,8 +10,9 @@
 
 namespace fsctl::fs {
 
-RunPrefetcher::RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers)
-    : runs_(runs), align_(align), slots_(std::min(depth, runs.size())) {
+RunPrefetcher::RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers,
+                             io::BufferPool& pool)
+    : runs_(runs), align_(align), pool_(pool), slots_(std::min(depth, runs.size())) {
   workers = std::min(workers, slots_.size());
   for (std::size_t i = 0; i < workers; ++i) {
     // A thread that cannot be started (resource limits) only means fewer
@@ -31,6 +32,7 @@ RunPrefetcher::~RunPrefetcher() {
   }
   slot_free_.notify_all();
   for (auto& t : threads_) t.join();
+  for (auto& s : slots_) pool_.give(std::move(s.buf));
 }
 
 Result<const u8*> RunPrefetcher::get(std::size_t r) {
@@ -60,10 +62,13 @@ void RunPrefetcher::work() {
     const Run& run = runs_[r];
     u64 len = run.end - run.start;
     // Sized on first use, grown when needed (most runs of node levels are
-    // one block): fresh memory costs a page fault per page.
+    // one block), from the pool: fresh memory costs a page fault per page.
     Status st;
     try {
-      if (s.buf.size() < len) s.buf = io::AlignedBuffer(len, align_);
+      if (s.buf.size() < len) {
+        pool_.give(std::move(s.buf));
+        s.buf = pool_.take(len, align_);
+      }
     } catch (const std::bad_alloc&) {  // would end the process from a helper thread
       st = make_error(Errc::io, run.dev->path + ": no memory for a " + std::to_string(len) + " byte read buffer", ENOMEM);
     }

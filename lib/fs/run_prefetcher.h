@@ -12,6 +12,7 @@
 
 #include "lib/base/result.h"
 #include "lib/io/aligned_buffer.h"
+#include "lib/io/buffer_pool.h"
 #include "lib/volumes/device_set.h"
 
 namespace fsctl::fs {
@@ -29,11 +30,13 @@ struct Run {
 /// device is busy while blocks are checked and visited, and up to `workers`
 /// reads are in flight. A slot is refilled only after the consumer released
 /// it. The destructor stops and joins the helpers, so an early return of the
-/// consumer is safe. REQUIRES: the devices' read_at may be called from
-/// several threads at once (pread on one fd; see lib/io).
+/// consumer is safe. The buffers come from `pool` and go back to it (the
+/// next batch reuses them instead of faulting in fresh pages). REQUIRES: the
+/// devices' read_at may be called from several threads at once (pread on
+/// one fd; see lib/io); `pool` outlives the prefetcher.
 class RunPrefetcher {
  public:
-  RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers);
+  RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers, io::BufferPool& pool);
   /// False when no helper thread could be started: read inline instead.
   [[nodiscard]] bool running() const { return !threads_.empty(); }
   ~RunPrefetcher();
@@ -57,6 +60,7 @@ class RunPrefetcher {
 
   const std::vector<Run>& runs_;
   u32 align_;
+  io::BufferPool& pool_;
   std::vector<Slot> slots_;
   std::mutex mu_;
   std::condition_variable run_read_;   // a slot was filled (the consumer waits)

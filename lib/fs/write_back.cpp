@@ -3,8 +3,10 @@
 // transaction.c / disk-io.c write_all_supers): write tree blocks to every
 // mirror in coalesced requests, flush, then superblocks of every device.
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <cstdio>
@@ -20,6 +22,75 @@ using namespace fsctl::format;
 
 namespace {
 constexpr std::size_t WRITE_THREADS = 4;  // write requests in flight
+
+/// One tree block's copy on one device.
+struct Piece {
+  u64 devid, physical;
+  const cache::TreeBlock* block;
+};
+
+/// One device write: adjacent pieces [first, last) of one device.
+struct Request {
+  const volumes::Device* dev;
+  std::size_t first, last;
+};
+
+/// Writes `requests` (each the concatenation of its pieces' blocks) with up
+/// to WRITE_THREADS in flight: a virtio or NVMe queue serves them in
+/// parallel, one at a time each waits for the device's latency. Each writer
+/// thread has one buffer of at least `max_request` bytes (one per thread,
+/// not per request), taken from and given back to `pool`: a fresh buffer
+/// would fault in every page again. Every write completes before the caller
+/// flushes and writes superblocks, so their order does not matter for crash
+/// consistency (DESIGN.md invariant 2). Errors: the first write error
+/// (Errc::io), or Errc::io with ENOMEM for a buffer.
+Status write_requests(const std::vector<Piece>& pieces, const std::vector<Request>& requests, u32 ns, u32 align,
+                      u64 max_request, io::BufferPool& pool) {
+  const std::size_t nthreads = std::min<std::size_t>(WRITE_THREADS, requests.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex err_mu;
+  std::optional<Error> first_error;
+  auto fail = [&](Error e) {
+    std::lock_guard<std::mutex> g(err_mu);
+    if (!first_error) first_error = std::move(e);
+  };
+  auto worker = [&] {
+    io::AlignedBuffer buf;
+    io::GiveBackOnExit give_back(pool, buf);
+    for (std::size_t k = next++; k < requests.size(); k = next++) {
+      {
+        std::lock_guard<std::mutex> g(err_mu);
+        if (first_error) return;
+      }
+      const Request& rq = requests[k];
+      std::size_t len = (rq.last - rq.first) * ns;
+      if (buf.size() < len) {
+        pool.give(std::move(buf));
+        try {
+          buf = pool.take(std::max<std::size_t>(len, max_request), align);
+        } catch (const std::bad_alloc&) {  // would end the process from a helper thread
+          fail(Error{Errc::io, ENOMEM, "writing tree blocks: no memory for a " + std::to_string(len) + " byte write buffer"});
+          return;
+        }
+      }
+      for (std::size_t x = rq.first; x < rq.last; ++x) std::memcpy(buf.data() + (x - rq.first) * ns, pieces[x].block->data.data(), ns);
+      if (auto r = rq.dev->dev->write_at(pieces[rq.first].physical, buf.span().first(len)); !r) {
+        fail(r.error().context("writing tree blocks"));
+        return;
+      }
+    }
+  };
+  if (nthreads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < nthreads; ++k) threads.emplace_back(worker);
+    for (auto& th : threads) th.join();
+  }
+  if (first_error) return make_error(*first_error);
+  return {};
+}
+
 }  // namespace
 
 Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks) {
@@ -27,12 +98,8 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
   PhaseTimer timer(phase_sink());
   // Bytes per write request (each one is a wait for the device); each of the
   // WRITE_THREADS has one such buffer, so small cache budgets get smaller ones.
-  const u64 MAX_REQUEST = std::clamp<u64>(cache_.budget() / 32, 1ULL << 20, 8ULL << 20);
+  const u64 MAX_REQUEST = std::clamp<u64>(cache_.budget() / 64, 1ULL << 20, 4ULL << 20);
   u32 ns = nodesize();
-  struct Piece {
-    u64 devid, physical;
-    const cache::TreeBlock* block;
-  };
   std::vector<Piece> pieces;
   for (auto& b : blocks) {
     CsumBytes c = compute_csum(csum_type(), std::span<const u8>(b->data).subspan(CSUM_SIZE_MAX));
@@ -51,10 +118,6 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
   });
   // Coalesced requests: adjacent blocks of one device, at most MAX_REQUEST
   // bytes each.
-  struct Request {
-    const volumes::Device* dev;
-    std::size_t first, last;  // pieces [first, last)
-  };
   std::vector<Request> requests;
   for (std::size_t i = 0; i < pieces.size();) {
     std::size_t j = i + 1;
@@ -64,45 +127,9 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
     requests.push_back({devices_.find(pieces[i].devid), i, j});
     i = j;
   }
-  // Several requests in flight (a virtio or NVMe queue serves them in
-  // parallel; one at a time, each waits for the device's latency): a few
-  // writer threads, each with its own buffer (one per thread, not per
-  // request: a fresh buffer would fault in every page again). Every write
-  // completes before the caller flushes and writes superblocks, so their
-  // order does not matter for crash consistency (DESIGN.md invariant 2).
   u32 align = 4096;
   for (auto& [devid, d] : devices_.devices()) align = std::max<u32>(align, d.dev->logical_block_size());
-  const std::size_t nthreads = std::min<std::size_t>(WRITE_THREADS, requests.size());
-  std::atomic<std::size_t> next{0};
-  std::mutex err_mu;
-  std::optional<Error> first_error;
-  auto worker = [&] {
-    io::AlignedBuffer buf;
-    for (std::size_t k = next++; k < requests.size(); k = next++) {
-      {
-        std::lock_guard<std::mutex> g(err_mu);
-        if (first_error) return;
-      }
-      const Request& rq = requests[k];
-      std::size_t len = (rq.last - rq.first) * ns;
-      if (buf.size() < len) buf = io::AlignedBuffer(std::max<std::size_t>(len, MAX_REQUEST), align);
-      for (std::size_t x = rq.first; x < rq.last; ++x) std::memcpy(buf.data() + (x - rq.first) * ns, pieces[x].block->data.data(), ns);
-      auto r = rq.dev->dev->write_at(pieces[rq.first].physical, buf.span().first(len));
-      if (!r) {
-        std::lock_guard<std::mutex> g(err_mu);
-        if (!first_error) first_error = r.error().context("writing tree blocks");
-        return;
-      }
-    }
-  };
-  if (nthreads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    for (std::size_t k = 0; k < nthreads; ++k) threads.emplace_back(worker);
-    for (auto& th : threads) th.join();
-  }
-  if (first_error) return make_error(*first_error);
+  FSCTL_TRY(write_requests(pieces, requests, ns, align, MAX_REQUEST, io_buffers_));
   // snprintf, not a chain of std::string operator+: GCC 12 at -O3 warns a
   // false -Wrestrict on "(" + std::to_string(...) (GCC bug 105329).
   char detail[64];

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "lib/base/phase_timer.h"
 #include "lib/ctree/tree_walk.h"
 #include "lib/format/file_extent.h"
 #include "lib/format/items.h"
@@ -167,6 +168,7 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
   };
   DataRefs data(sets, budget.data_refs);
   u32 ns = fs.nodesize();
+  PhaseTimer timer(fs.phase_sink());
   FSCTL_TRY(ctree::walk_trees(fs, roots, sets, [&](const cache::TreeBlockRef& b, u32 rs) -> Status {
     NodeView v = b->view();
     out.tree_blocks++;
@@ -187,10 +189,12 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
     }
     return {};
   }, filter));
+  timer.mark("qgroups: walk subvolume trees");
   FSCTL_TRY(data.for_each_extent([&](u64, u64 num_bytes, u32 rs) {
     add_bytes(rs, num_bytes);
     out.data_extents++;
   }));
+  timer.mark("qgroups: merge data extent references");
   out.spilled_runs = data.spilled_runs();
 
   // Qgroups to report: every one in the quota tree, and a level-0 one per subvolume.

@@ -7,6 +7,7 @@
 // set of referencing roots (invariant 7).
 #include "lib/relocation/relocate.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "lib/base/phase_timer.h"
@@ -254,6 +255,11 @@ Status RelocationPlan::cow_global_trees(Transaction& t) {
       std::set<u64> found;
       FSCTL_TRY_ASSIGN(auto keys, find_target_paths(t, *r, in_target, found));
       if (keys.empty()) break;
+      // The paths' blocks in batched reads first, not one read per level
+      // and key in the searches.
+      std::vector<Key> sorted = keys;
+      std::sort(sorted.begin(), sorted.end());
+      ctree::prefetch_search_paths(t, r->ref(), sorted);
       for (const Key& k : keys) {
         ctree::Path p;
         FSCTL_TRY(ctree::search_slot_for_write(t, *r, k, 0, p));

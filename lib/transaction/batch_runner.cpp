@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "lib/base/phase_timer.h"
+
 namespace fsctl::transaction {
 
 namespace {
@@ -181,6 +183,7 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
     }
     if (rh && k >= rh->steps.size())
       return make_error(after_commits(Error{Errc::aborted, 0, "the run has more steps than its rehearsal"}, *job, st));
+    PhaseTimer timer(fs.phase_sink());
     auto t = Transaction::start(fs, job->allow_changing_bg_tree());
     if (!t) return make_error(after_commits(t.error(), *job, st));
     (*t)->set_stop_request(o.stop);
@@ -193,8 +196,11 @@ Result<RunStats> run_batches(fs::FsInfo& fs, BatchJob& real_job, const JobFactor
       if (!rh && reserved.error().code == Errc::nospc && job->skip_step(reserved.error())) continue;
       return make_error(after_commits(reserved.error(), *job, st));
     }
+    timer.mark("step: reserve");
     if (auto a = job->apply(**t, units); !a) return stopped(a.error());
+    timer.mark("step: apply");
     if (auto c = (*t)->commit(job->super_changes(units)); !c) return stopped(c.error());
+    timer.mark("step: commit");
     st.commits++;
     st.reserved_bytes += *reserved;
     st.used_bytes += (*t)->stats().used_bytes;
