@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "Output format: text or json")->check(CLI::IsMember({"text", "json"}));
   app.add_flag("-v,--verbose", g.verbose, "More detail (repeatable)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors and results");
-  app.add_option("--cache-size", cache_size, "Tree block cache budget (default 192M; peak memory stays within it + 64 MiB)");
+  app.add_option("--cache-size", cache_size, "Memory budget for cached tree blocks and I/O buffers (default 192M; peak memory stays within it + 64 MiB)");
   app.add_flag("--progress", g.progress,
                "Progress lines on stderr also when it is not a terminal (systemd, cron); a terminal always gets a redrawn line unless -q");
   app.add_option("--progress-interval", g.progress_interval, "Seconds between --progress lines (default 1; 0: every update)")

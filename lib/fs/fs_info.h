@@ -122,6 +122,9 @@ class FsInfo final : public ctree::BlockSource {
   [[nodiscard]] const volumes::DeviceSet& devices() const { return devices_; }
   [[nodiscard]] const volumes::ChunkMap& chunk_map() const { return chunk_map_; }
   [[nodiscard]] cache::BlockCache& cache() { return cache_; }
+  /// Bytes of I/O buffers (read-ahead runs, write requests) the reads and
+  /// commits size themselves to, and the most the buffer pool keeps.
+  [[nodiscard]] u64 io_budget() const { return io_budget_; }
   [[nodiscard]] Reporter& reporter() { return *reporter_; }
 
   /// Root of the root tree / chunk tree, from the superblock.
@@ -233,9 +236,11 @@ class FsInfo final : public ctree::BlockSource {
 
  private:
   FsInfo() : cache_(0) {}
-  /// Sizes the cache and the I/O buffers kept between batches from the
-  /// cache budget (`cache_bytes`, --cache-size): a quarter of it, 4 to 48
-  /// MiB, inside the 64 MiB the memory bound allows beyond the cache.
+  /// Splits the memory budget `cache_bytes` (--cache-size) between the I/O
+  /// buffers (io_budget: an eighth, 2 to 24 MiB, at most a quarter) and the
+  /// block cache (the rest), so that read-ahead and writeback buffers are
+  /// inside it too (DESIGN.md invariant 5: peak memory within --cache-size
+  /// + 64 MiB).
   void set_cache_budget(u64 cache_bytes);
   Status load_sys_chunk_array();
   Status load_chunk_tree();
@@ -256,7 +261,8 @@ class FsInfo final : public ctree::BlockSource {
   format::SuperBlock super_{};
   volumes::ChunkMap chunk_map_;
   cache::BlockCache cache_;
-  io::BufferPool io_buffers_{0};  // read-ahead and writeback buffers, reused (set_io_budget)
+  io::BufferPool io_buffers_{0};  // read-ahead and writeback buffers, reused (set_cache_budget)
+  u64 io_budget_ = 0;
   ctree::BlockIdentity identity_;
   Reporter* reporter_ = nullptr;
   CommitObserver* observer_ = nullptr;

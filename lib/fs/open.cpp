@@ -49,8 +49,9 @@ Result<std::unique_ptr<FsInfo>> FsInfo::open(const std::vector<std::string>& pat
 }
 
 void FsInfo::set_cache_budget(u64 cache_bytes) {
-  cache_ = cache::BlockCache(cache_bytes);
-  io_buffers_.set_max_kept(std::clamp<u64>(cache_bytes / 12, 2ULL << 20, 16ULL << 20));
+  io_budget_ = std::min<u64>(std::clamp<u64>(cache_bytes / 6, 2ULL << 20, 32ULL << 20), cache_bytes / 4);
+  cache_ = cache::BlockCache(cache_bytes - io_budget_);
+  io_buffers_.set_max_kept(io_budget_);
 }
 
 Result<std::unique_ptr<FsInfo>> FsInfo::open_devices(std::vector<std::unique_ptr<io::BlockDevice>> devs,

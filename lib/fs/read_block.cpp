@@ -116,15 +116,15 @@ class BlockPool {
 
 Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
                                 const std::function<Status(const cache::TreeBlockRef&)>& visit, bool keep_in_cache) {
-  // Sizes measured with bench/walk.sh (bench/RESULTS.md): 4 MiB reads keep
-  // the device streaming; 16 MiB of read-ahead buffers (4 such runs) costs
-  // fewer page faults than 32 MiB and was no slower; 8 reads in flight hide
-  // the latency of the one-block runs of node levels.
-  // Buffers scale down with small cache budgets (--cache-size 16M: 1 MiB
-  // runs, 4 MiB read ahead), so that I/O buffers stay a fraction of it.
-  const u64 MAX_RUN = std::clamp<u64>(cache_.budget() / 16, 1ULL << 20, 4ULL << 20);  // bytes per coalesced read
+  // Sizes measured with bench/walk.sh (bench/RESULTS.md): reads of a few
+  // MiB keep the device streaming; 4 such runs read ahead were no slower
+  // than more; 8 reads in flight hide the latency of the one-block runs of
+  // node levels. They come out of the I/O budget (set_cache_budget: 24 MiB
+  // at the default --cache-size, 3 MiB runs and 12 MiB ahead; 1 MiB and 4
+  // MiB at 64M), so that I/O buffers stay inside the memory bound.
+  const u64 MAX_RUN = std::clamp<u64>(io_budget_ / 8, 256ULL << 10, 4ULL << 20);  // bytes per coalesced read
   constexpr u64 MAX_GAP = 256ULL << 10;             // bytes of unneeded data worth reading through
-  const u64 PREFETCH_BYTES = std::clamp<u64>(cache_.budget() / 4, 2ULL << 20, 16ULL << 20);  // buffer bytes for runs read ahead
+  const u64 PREFETCH_BYTES = std::max<u64>(io_budget_ / 2, 2 * MAX_RUN);  // buffer bytes for runs read ahead
   constexpr std::size_t MAX_PREFETCH_RUNS = 64;     // runs read ahead, whatever their size
   constexpr std::size_t PREFETCH_WORKERS = 8;       // reads in flight at most
   u32 ns = nodesize();

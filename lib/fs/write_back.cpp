@@ -97,8 +97,8 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
   if (!writable_) return make_error(Errc::invalid_argument, "filesystem was opened read-only");
   PhaseTimer timer(phase_sink());
   // Bytes per write request (each one is a wait for the device); each of the
-  // WRITE_THREADS has one such buffer, so small cache budgets get smaller ones.
-  const u64 MAX_REQUEST = std::clamp<u64>(cache_.budget() / 64, 1ULL << 20, 4ULL << 20);
+  // WRITE_THREADS has one such buffer: together half the I/O budget.
+  const u64 MAX_REQUEST = std::clamp<u64>(io_budget_ / (2 * WRITE_THREADS), 256ULL << 10, 4ULL << 20);
   u32 ns = nodesize();
   std::vector<Piece> pieces;
   for (auto& b : blocks) {
