@@ -440,7 +440,7 @@ for img in "${IMGS[@]}"; do
   fi
   # The I/O floor (issue 14): what fsctl wrote in run 1 and the leaves
   # holding block group items, read and written by dd now.
-  bgleaves=$(image_info "$img" | awk '{ print $5 }')
+  bgleaves=$(image_info "$img" | awk '{ print $6 }')
   copies=$("$FSCTL" --format json inspect block-groups "$img" 2>/dev/null | python3 -c '
 import json, sys
 copies = {"dup": 2, "raid1": 2, "raid1c3": 3, "raid1c4": 4, "raid10": 2}

@@ -127,7 +127,7 @@ std::vector<SubvolRoot> subvolume_roots(const fs::FsInfo& fs) {
 
 WalkBudget walk_budget(u64 cache_budget) {
   WalkBudget b;
-  b.data_refs = std::max<u64>(cache_budget / 4, 4ULL << 20);
+  b.data_refs = std::max<u64>(cache_budget / 2, 4ULL << 20);
   b.union_memo = std::max<u64>(cache_budget / 32, 1ULL << 20);
   return b;
 }

@@ -91,9 +91,11 @@ struct SubvolRoot {
 [[nodiscard]] std::set<u64> level0_members(const QuotaState& quota, u64 q);
 
 /// Memory of compute_qgroups beyond the blocks it holds, for a tree block
-/// cache of `cache_budget` bytes: the data references' buffer (a quarter of
-/// the cache, at least 4 MiB) and the memo of root-set unions (1/32, at
-/// least 1 MiB).
+/// cache of `cache_budget` bytes: the data references' buffer (half of the
+/// cache, at least 4 MiB: the walk streams its blocks past the cache, and
+/// with a quarter the 1.8 million references of bg-8T-16k spilled to disk
+/// once the I/O buffers took their share of --cache-size) and the memo of
+/// root-set unions (1/32, at least 1 MiB).
 struct WalkBudget {
   u64 data_refs = 0;
   u64 union_memo = 0;
