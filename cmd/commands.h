@@ -16,6 +16,14 @@ using Action = std::function<int()>;
 void register_inspect(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `inspect usage` to the `inspect` group (cmd_inspect_usage.cpp).
 void register_inspect_usage(CLI::App& inspect, const GlobalOptions& g, Action& action);
+/// Adds `inspect dump-super` (cmd_inspect_dump_super.cpp).
+void register_inspect_dump_super(CLI::App& inspect, const GlobalOptions& g, Action& action);
+/// Adds `inspect dump-tree` (cmd_inspect_dump_tree.cpp).
+void register_inspect_dump_tree(CLI::App& inspect, const GlobalOptions& g, Action& action);
+/// Adds `inspect tree-stats` (cmd_inspect_tree_stats.cpp).
+void register_inspect_tree_stats(CLI::App& inspect, const GlobalOptions& g, Action& action);
+/// Adds `inspect block-groups` (cmd_inspect_block_groups.cpp).
+void register_inspect_block_groups(CLI::App& inspect, const GlobalOptions& g, Action& action);
 /// Adds `check`.
 void register_check(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `convert --bg-tree | --no-bg-tree`.
