@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The project's test command (README.md, .ci/run): installs what is missing,
-# builds with ASan+UBSan, runs unit and image tests (ctest), then each fuzz
-# target for a bounded time.
+# builds with ASan+UBSan, builds fsctl with GCC and clang as packagers do
+# (scripts/build-compilers.sh), runs unit and image tests (ctest), then each
+# fuzz target for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh asan
+scripts/build-compilers.sh
 # malloc_context_size=10 (default 30): allocation stacks in ASan reports are
 # 10 frames deep; recording 30 cost ~13% of the CPU of the dump-heavy tests.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:malloc_context_size=10
