@@ -318,11 +318,13 @@ void register_balance(CLI::App& app, const GlobalOptions& g, Action& action) {
       ->check(CLI::Range(1, 1 << 20));
   b->add_option("--verify-qgroups", a->verify, "Verify qgroups after the last commit: auto (when quota is on), yes, no")
       ->check(CLI::IsMember({"auto", "yes", "no"}));
-  // Not required here: `balance cancel DEV...` takes its own devices.
+  // Not required here: `balance cancel DEV...` and `balance status DEV...`
+  // take their own devices.
   b->add_option("devices", a->devs, "All devices of the filesystem");
   CLI::App* cancel = register_balance_cancel(*b, g, action);
-  b->callback([&g, &action, a, cancel] {
-    if (cancel->parsed()) return;
+  CLI::App* status = register_balance_status(*b, g, action);
+  b->callback([&g, &action, a, cancel, status] {
+    if (cancel->parsed() || status->parsed()) return;
     if (a->devs.empty()) throw CLI::RequiredError("devices");
     action = [&g, a] { return run_balance(g, *a); };
   });

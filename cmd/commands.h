@@ -38,6 +38,8 @@ void register_rescue(CLI::App& app, const GlobalOptions& g, Action& action);
 void register_balance(CLI::App& app, const GlobalOptions& g, Action& action);
 /// Adds `cancel` to the `balance` command (cmd_balance_cancel.cpp); returns it.
 CLI::App* register_balance_cancel(CLI::App& balance, const GlobalOptions& g, Action& action);
+/// Adds `status` to the `balance` command (cmd_balance_status.cpp); returns it.
+CLI::App* register_balance_status(CLI::App& balance, const GlobalOptions& g, Action& action);
 /// argv[1..] for CLI11, with btrfs balance's spellings: "balance start" is
 /// "balance"; attached filters ("-musage=50") split into
 /// "-m --mfilters=usage=50" (also -s); any -d/--data spelling becomes the

@@ -62,7 +62,7 @@ _fsctl() {
     esac
     if [ -z "$cmd" ]; then
       cmd=$w
-    elif [ -z "$sub" ] && { [ "$cmd" = inspect ] || [ "$cmd" = qgroup ] || [ "$cmd" = quota ] || [ "$cmd" = rescue ] || { [ "$cmd" = balance ] && [ "$w" = cancel ]; }; }; then
+    elif [ -z "$sub" ] && { [ "$cmd" = inspect ] || [ "$cmd" = qgroup ] || [ "$cmd" = quota ] || [ "$cmd" = rescue ] || { [ "$cmd" = balance ] && { [ "$w" = cancel ] || [ "$w" = status ]; }; }; }; then
       sub=$w
     fi
   done
@@ -99,9 +99,11 @@ _fsctl() {
     balance)
       if [ "$sub" = cancel ]; then
         opts="-n --dry-run --batch"
+      elif [ "$sub" = status ]; then
+        opts=""
       else
         opts="-m --metadata -s --system -f --force -n --dry-run -p --batch --verify-qgroups"
-        [ "$cword" -eq 2 ] && [[ $cur != -* ]] && subs="cancel start"
+        [ "$cword" -eq 2 ] && [[ $cur != -* ]] && subs="cancel start status"
       fi
       # Filters attached to -m/-s, as in btrfs balance: -musage=50,limit=2.
       if [[ $cur == -m* || $cur == -s* ]] && [[ $cur != --* ]] && [ ${#cur} -gt 2 ]; then

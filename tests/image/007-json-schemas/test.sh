@@ -144,6 +144,8 @@ js balance-s-alone 2 error balance -s "$IMG"
 cp --sparse=always "$IMG" "$T/rescue.img"
 js balance-cancel 0 report balance cancel --dry-run "$T/rescue.img"
 is "$T/balance-cancel.json" 'not j["balance_found"] and j["transid"] is None'
+js balance-status 0 report balance status "$T/rescue.img"
+is "$T/balance-status.json" 'j["balance"]=="none" and j["balance_flags"] is None and j["balance_types"]==[]'
 js quota-disable-dry 0 report quota disable --dry-run "$T/rescue.img"
 js quota-disable 0 report quota disable "$T/rescue.img"
 is "$T/quota-disable.json" 'j["wrote"] and j["quota_was_enabled"]'

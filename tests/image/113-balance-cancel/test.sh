@@ -8,6 +8,9 @@
 #    real run: btrfs check clean, no BALANCE_ITEM, the kernel mounts
 #    read-write with no balance (`btrfs balance status`: none), every
 #    file's sha256 unchanged; a rerun has nothing to do;
+#    Before it, `fsctl balance status` says paused (exit 1, metadata, its
+#    JSON valid), as the kernel's `btrfs balance status` does on a copy
+#    mounted with skip_balance; after it, "No balance found" (exit 0).
 #  - the same on an image with quota, subvolumes and a snapshot whose
 #    BALANCE_ITEM is planted (tests/tools/put_item, the kernel's bytes), with
 #    a crash at every write request (FSCTL_FAIL_AFTER_WRITES=N, exit 86):
@@ -55,6 +58,23 @@ umount "$MNT"
 if [ "$paused" = 1 ] && has_balance_item "$K"; then
   btrfs check --readonly "$K" > "$T/k.check" 2>&1 || { cat "$T/k.check"; fail "the kernel's paused image does not check clean"; }
   before=$(img_sum "$K")
+  # balance status, offline and the kernel's (on a copy: skip_balance keeps
+  # the balance paused; a plain mount would resume it).
+  rc=0; "$FSCTL" balance status "$K" > "$T/k.st" || rc=$?
+  [ "$rc" = 1 ] || { cat "$T/k.st"; fail "balance status of a paused balance: exit $rc, expect 1"; }
+  grep_q "^Balance on '$K' is paused (a kernel balance of .*metadata" < "$T/k.st" || { cat "$T/k.st"; fail "balance status text"; }
+  rc=0; "$FSCTL" --format json balance status "$K" > "$T/k.st.json" || rc=$?
+  [ "$rc" = 1 ] || fail "balance status --format json: exit $rc, expect 1"
+  python3 "$FSCTL_SRC/tests/tools/validate_json.py" --expect report "$T/k.st.json" || fail "balance status JSON does not match its schema"
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["balance"]=="paused" and "metadata" in j["balance_types"] and j["leftover_work"]["balance_paused"], j' "$T/k.st.json" ||
+    fail "balance status JSON"
+  cp --sparse=always "$K" "$T/k2.img"
+  mount -o loop,skip_balance "$T/k2.img" "$MNT"
+  btrfs balance status "$MNT" > "$T/k2.status" 2>&1 || true
+  umount "$MNT"
+  rm -f "$T/k2.img"
+  grep_q "is paused" < "$T/k2.status" || { cat "$T/k2.status"; fail "fsctl balance status said paused, the kernel's did not"; }
+  [ "$(img_sum "$K")" = "$before" ] || fail "balance status changed the image"
   "$FSCTL" balance cancel --dry-run "$K" | grep_q "^dry run: would cancel the paused balance of metadata" || fail "dry run text"
   [ "$(img_sum "$K")" = "$before" ] || fail "the dry run changed the image"
   "$FSCTL" --format json balance cancel "$K" > "$T/k.json" || fail "balance cancel"
@@ -63,6 +83,7 @@ if [ "$paused" = 1 ] && has_balance_item "$K"; then
   btrfs check --readonly "$K" > "$T/k.check" 2>&1 || { cat "$T/k.check"; fail "btrfs check after balance cancel"; }
   ! has_balance_item "$K" || fail "the BALANCE_ITEM is still there"
   out=$("$FSCTL" balance cancel "$K") || fail "rerun"
+  [ "$("$FSCTL" balance status "$K")" = "No balance found on '$K'" ] || fail "balance status after the cancel"
   [ "$out" = "no paused or interrupted kernel balance: nothing to do" ] || fail "rerun said: $out"
   mount -o loop "$K" "$MNT"
   btrfs balance status "$MNT" > "$T/k.status" 2>&1 || true
@@ -82,10 +103,13 @@ IMG="$T/q.img"
 mksnapimg "$IMG" 60 5
 "$PUT" "$IMG" 1 -4 248 0 "04$(printf '0%.0s' $(seq 1 894))"
 btrfs check --readonly "$IMG" > /dev/null 2>&1 || fail "planted image does not check clean"
+rc=0; "$FSCTL" balance status "$IMG" > "$T/q.st" || rc=$?
+[ "$rc" = 1 ] && grep_q "is paused (a kernel balance of metadata block groups" < "$T/q.st" || { cat "$T/q.st"; fail "balance status of the planted item: exit $rc"; }
 balance_item_gone() { ! has_balance_item "$1" || fail "N=$2: the BALANCE_ITEM survived the rerun"; }
 crash_every_write "$IMG" balance_item_gone balance cancel
 C="$T/crash.img"
 btrfs check --readonly "$C" > /dev/null 2>&1 || fail "btrfs check after the uninterrupted run"
+"$FSCTL" balance status "$C" > /dev/null || fail "balance status after the cancel: exit $?"
 "$FSCTL" qgroup verify "$C" > /dev/null || fail "qgroups after balance cancel"
 mount -o loop "$C" "$MNT"
 btrfs balance status "$MNT" 2>&1 | grep_q "No balance found" || fail "a balance is found after the cancel"

@@ -57,6 +57,9 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["dry_run"]
 run bal8 0 balance start -m --dry-run --human-readable "$IMG"
 grep -Eq 'reserving [0-9]+\.[0-9]{2}(KiB|MiB|GiB); nothing written' "$T/bal8.out" || { cat "$T/bal8.out"; fail "balance dry run --human-readable"; }
 run bal9 0 balance start -m --dry-run "$IMG"
+# btrfs balance status's words and exit code (0: no balance found).
+run bal11 0 balance status "$IMG"
+[ "$(cat "$T/bal11.out")" = "No balance found on '$IMG'" ] || { cat "$T/bal11.out"; fail "balance status without a balance"; }
 grep -Eq 'reserving [0-9]+ bytes; nothing written' "$T/bal9.out" || { cat "$T/bal9.out"; fail "balance dry run: bytes by default"; }
 run bal10 0 balance -m --iec "$IMG"
 grep -Eq 'commits, [0-9]+\.[0-9]{2}(B|KiB|MiB) used \([0-9]+\.[0-9]{2}(KiB|MiB|GiB) reserved\)' "$T/bal10.out" || { cat "$T/bal10.out"; fail "balance summary --iec"; }
