@@ -16,6 +16,12 @@ must not come back, checked over the whole tree rather than per instance.
                 corruption decided in one place. Byte/char views and pointer
                 alignment have lib/base/bytes.h. The exceptions are listed in
                 DISK_CAST_ALLOWED, each with its reason.
+  progs-check   an image test runs a btrfs-progs named by path or variable
+                as `X check` without "$CHECK_RETRY" before it: btrfs check
+                must go through tests/tools/check_retry.sh (plain `btrfs`
+                does, through tests/tools/progs-shim in PATH), which retries
+                the mount status race with tests running beside it (CI, stop
+                23: "could not check mount status: No such device").
 
 Usage: source_lint.py SRC_DIR. Prints every offending line, exits 1 if any.
 """
@@ -36,11 +42,33 @@ RULES = [
 ]
 
 
-def sources(root, dirs):
+# `WORD check --...` in a shell line; WORD is the command that runs check.
+PROGS_CHECK = re.compile(r'(?P<cmd>"?(\$\{?\w+\}?|/[^\s"]*)[^\s"]*"?)\s+check\s+--(readonly|qgroup-report)')
+PROGS_CHECK_OK = ("btrfs", '"$FSCTL"', "$FSCTL", '"$FSCTL_REAL"')
+
+
+def progs_check_findings(root):
+    for path in sorted(sources(root, ("tests/image",), (".sh",))):
+        rel = os.path.relpath(path, root)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if line.lstrip().startswith("#"):
+                    continue
+                for m in PROGS_CHECK.finditer(line):
+                    cmd = m.group("cmd")
+                    before = line[:m.start()].rstrip()
+                    if line[:m.start()].count('"') % 2:
+                        continue  # inside a quoted string: a message, not a command
+                    if cmd in PROGS_CHECK_OK or before.endswith('"$CHECK_RETRY"'):
+                        continue
+                    yield f"{rel}:{n}: progs-check: {line.strip()}"
+
+
+def sources(root, dirs, exts=(".cpp", ".h")):
     for d in dirs:
         for base, _, files in os.walk(os.path.join(root, d)):
             for f in files:
-                if f.endswith((".cpp", ".h")):
+                if f.endswith(exts):
                     yield os.path.join(base, f)
 
 
@@ -59,10 +87,13 @@ def main():
                     if rx.search(line):
                         print(f"{rel}:{n}: {name}: {line.strip()}")
                         bad += 1
+    for finding in progs_check_findings(root):
+        print(finding)
+        bad += 1
     if bad:
         print(f"source lint: {bad} finding(s)")
         return 1
-    print("source lint: clean (" + ", ".join(r[0] for r in RULES) + ")")
+    print("source lint: clean (" + ", ".join([r[0] for r in RULES] + ["progs-check"]) + ")")
     return 0
 
 

@@ -50,7 +50,7 @@ files_sum() { (cd "$1" && find . -type f -exec sha256sum {} + | sort) > "$2"; }
 # squota rules too. Silent success when none is present.
 progs_check() {
   [ -x "$NEW_PROGS" ] || return 0
-  "$NEW_PROGS" check --readonly --qgroup-report "$1" > "$T/progs-check.txt" 2>&1 || { cat "$T/progs-check.txt"; return 1; }
+  "$CHECK_RETRY" "$NEW_PROGS" check --readonly --qgroup-report "$1" > "$T/progs-check.txt" 2>&1 || { cat "$T/progs-check.txt"; return 1; }
   ! grep -q "are different" "$T/progs-check.txt"
 }
 # rows_ok VERIFY_JSON: every row ok, or space_holder (the deleted subvolume

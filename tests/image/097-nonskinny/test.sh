@@ -108,7 +108,7 @@ check_clean() {  # IMG NAME
   for c in btrfs "$REF"; do
     [ -x "$(command -v "$c")" ] || continue
     set +e
-    "$c" check --readonly --qgroup-report "$1" > "$T/$2.check" 2>&1; rc=$?
+    "$CHECK_RETRY" "$c" check --readonly --qgroup-report "$1" > "$T/$2.check" 2>&1; rc=$?
     set -e
     [ $rc -eq 0 ] && ! grep -q "are different\|ERROR\|error" "$T/$2.check" ||
       { tail -20 "$T/$2.check"; fail "$2: $c check --readonly exit $rc"; }

@@ -119,7 +119,7 @@ if [ -x "$REF/mkfs.btrfs" ] && "$REF/mkfs.btrfs" -O list-all 2>&1 | grep_q squot
   cp --sparse=always "$T/sq.img" "$T/sqk.img"
   "$FSCTL" --format json quota disable "$T/sq.img" > "$T/sq.json" 2> "$T/sq.err" || { cat "$T/sq.err"; fail "squota: quota disable"; }
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["wrote"] and j["simple_quota"], j' "$T/sq.json" || fail "squota JSON"
-  "$REF/btrfs" check --readonly "$T/sq.img" > "$T/sq.check" 2>&1 || { cat "$T/sq.check"; fail "squota: btrfs check (newer) after quota disable"; }
+  "$CHECK_RETRY" "$REF/btrfs" check --readonly "$T/sq.img" > "$T/sq.check" 2>&1 || { cat "$T/sq.check"; fail "squota: btrfs check (newer) after quota disable"; }
   mount -o loop "$T/sqk.img" "$MNT"
   btrfs quota disable "$MNT"
   umount "$MNT"
@@ -135,7 +135,7 @@ if [ -x "$REF/mkfs.btrfs" ] && "$REF/mkfs.btrfs" -O list-all 2>&1 | grep_q squot
   (cd "$MNT" && sha256sum --quiet -c "$T/sq.sum") || fail "squota: file contents changed"
   echo after > "$MNT/s-after"
   umount "$MNT"
-  "$REF/btrfs" check --readonly "$T/sq.img" > "$T/sq.check" 2>&1 || { cat "$T/sq.check"; fail "squota: btrfs check after the kernel's rw mount"; }
+  "$CHECK_RETRY" "$REF/btrfs" check --readonly "$T/sq.img" > "$T/sq.check" 2>&1 || { cat "$T/sq.check"; fail "squota: btrfs check after the kernel's rw mount"; }
 else
   echo "NOTE: no btrfs-progs with squota at $REF: simple quotas are not tested"
 fi

@@ -147,7 +147,7 @@ check_done() {  # IMG LABEL
   btrfs check --readonly --qgroup-report "$1" > "$T/check.out" 2>&1 || { cat "$T/check.out"; fail "$2: btrfs check"; }
   ! grep_q -E "are different|ERROR|error:" < "$T/check.out" || { cat "$T/check.out"; fail "$2: btrfs check reports"; }
   if [ -x /var/tmp/btrfs-progs-ref/btrfs ]; then
-    /var/tmp/btrfs-progs-ref/btrfs check --readonly --qgroup-report "$1" > "$T/check2.out" 2>&1 ||
+    "$CHECK_RETRY" /var/tmp/btrfs-progs-ref/btrfs check --readonly --qgroup-report "$1" > "$T/check2.out" 2>&1 ||
       { cat "$T/check2.out"; fail "$2: btrfs check (built btrfs-progs)"; }
   fi
   "$FSCTL" qgroup verify "$1" > "$T/verify.out" 2>&1 || { cat "$T/verify.out"; fail "$2: fsctl qgroup verify"; }

@@ -57,16 +57,24 @@ while [ ! -e "$T/balance.done" ] && [ $n -lt 600 ]; do
 done
 wait
 umount "$MNT"
-kept=()
+# The first and the last copy holding relocation trees: searched from each
+# end (a loaded machine makes hundreds of copies; dumping each cost minutes).
+has_reloc() { btrfs inspect-internal dump-tree -t root "$SCR/c$1.img" 2> /dev/null | grep_q "TREE_RELOC ROOT_ITEM"; }
+first=-1 last=-1
 for ((i = 0; i < n; i++)); do
-  if btrfs inspect-internal dump-tree -t root "$SCR/c$i.img" 2> /dev/null | grep_q "TREE_RELOC ROOT_ITEM"; then kept+=("$i"); fi
+  if has_reloc "$i"; then first=$i; break; fi
 done
-echo "$n copies during the balance ($(cat "$T/balance.out")), ${#kept[@]} with relocation trees"
-if [ ${#kept[@]} -eq 0 ]; then
+if [ "$first" -ge 0 ]; then
+  for ((i = n - 1; i >= first; i--)); do
+    if has_reloc "$i"; then last=$i; break; fi
+  done
+fi
+echo "$n copies during the balance ($(cat "$T/balance.out")), relocation trees first in c$first, last in c$last"
+if [ "$first" -lt 0 ]; then
   skip "no copy caught the kernel with relocation trees on disk ($n copies)"
 fi
-pick=("${kept[0]}")
-[ ${#kept[@]} -lt 2 ] || pick+=("${kept[$((${#kept[@]} - 1))]}")
+pick=("$first")
+[ "$last" = "$first" ] || pick+=("$last")
 for i in "${pick[@]}"; do cp --sparse=always "$SCR/c$i.img" "$T/s$i.img"; done
 cp --sparse=always "$SCR/c${pick[0]}.img" "$T/orig.img"
 umount "$SCR"

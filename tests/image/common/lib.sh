@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], many_files DIR N BIG, unpack_fixture NAME DEST, crash_every_write IMG AFTER ARGS... (a crash at every write, then the rerun).
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], many_files DIR N BIG, unpack_fixture NAME DEST, crash_every_write IMG AFTER ARGS... (a crash at every write, then the rerun), $CHECK_RETRY BTRFS check ARGS... (btrfs check retried past the mount status race; plain `btrfs` gets it through PATH).
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -15,6 +15,12 @@ fi
 T=${FSCTL_TEST_TMP:-$(mktemp -d)}
 rm -rf "$T"; mkdir -p "$T"
 SHARED=${FSCTL_SHARED:-$FSCTL_SRC/../shared}
+# `btrfs check` retried while its only failure is the mount status race with
+# another test's loop device (tests/tools/check_retry.sh): through PATH for
+# `btrfs`, through $CHECK_RETRY for a btrfs-progs named by path.
+PATH=$FSCTL_SRC/tests/tools/progs-shim:$PATH
+CHECK_RETRY=$FSCTL_SRC/tests/tools/check_retry.sh
+export PATH CHECK_RETRY_LOG="$T/.check-retries"
 
 skip() { echo "SKIP: $*"; exit 77; }
 # grep_q ARGS...: `grep -q ARGS` that reads its input to the end. Under pipefail,
