@@ -25,7 +25,7 @@
 # the time budget; CRASH_DENSE=100000 checks every single N. Thinned for CI
 # time (was 16 and 11: 19 points a direction, ~200 s under load): every
 # single write point of both directions of the same job is covered in
-# memory by tests/unit/jobs/crash_test.cpp (unit/crash: "convert --bg-tree
+# memory by tests/unit/jobs/crash_test.cpp (unit/crash/convert: "convert --bg-tree
 # --batch 2, then --no-bg-tree --batch 2: a crash at every write", the
 # half-conversion take-backs, and convert on a quota image with 4K nodes),
 # with fsctl's checker and exact state comparisons; this test keeps a spread

@@ -18,7 +18,7 @@
 # about 12 minutes; all passed when run). Thinned for CI time (was 12 and 13:
 # 26 points, ~300 s under load): every single write point of the same job
 # (balance -m --batch 1, quota, snapshots, a level-1 qgroup) is covered in
-# memory by tests/unit/jobs/crash_test.cpp (unit/crash, "balance -m --batch
+# memory by tests/unit/jobs/crash_test.cpp (unit/crash/balance, "balance -m --batch
 # 1 with quota ...: a crash at every write"), with fsctl's checker and exact
 # state comparisons; this test keeps a spread of points through a real
 # process and btrfs-progs' check as the oracle.
