@@ -205,13 +205,25 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
   }
   if (runs.empty()) return visit_hits_before(UINT64_MAX, 0);
 
-  // Runs are read ahead of verification by helper threads (RunPrefetcher);
-  // a batch of one run is read inline.
+  // The checks of one block: pure, so the helper threads run them too.
+  auto verify_placed = [&](std::size_t k, const u8* p) {
+    const auto& req = requests[placed[k].req];
+    return ctree::verify_tree_block({p, ns}, req.bytenr, identity_, req.check);
+  };
+  // Runs are read ahead by helper threads (RunPrefetcher), which also verify
+  // the blocks they read (checksum and layout are most of a streaming
+  // read's CPU time: bench/RESULTS.md, profiles of qgroup verify); a batch
+  // of one run is read and verified inline.
   std::optional<RunPrefetcher> ahead;
   io::AlignedBuffer inline_buf;
   if (runs.size() > 1) {
     std::size_t depth = std::clamp<std::size_t>(PREFETCH_BYTES / longest, 2, MAX_PREFETCH_RUNS);
-    ahead.emplace(runs, align, depth, PREFETCH_WORKERS, io_buffers_);
+    ahead.emplace(runs, align, depth, PREFETCH_WORKERS, io_buffers_, [&](const Run& run, const u8* base) {
+      std::vector<Status> out;
+      out.reserve(run.last - run.first);
+      for (std::size_t k = run.first; k < run.last; ++k) out.push_back(verify_placed(k, base + (placed[k].physical - run.start)));
+      return out;
+    });
     if (!ahead->running()) ahead.reset();
   }
   if (!ahead) inline_buf = io_buffers_.take(longest, align);
@@ -229,11 +241,13 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
       rr = run.dev->dev->read_at(run.start, inline_buf.span().first(run.end - run.start));
     }
     if (rr) bytes_read_ += run.end - run.start;
+    const std::vector<Status>* pre = ahead && rr ? &ahead->verified(r) : nullptr;
+    if (pre && pre->size() != run.last - run.first) pre = nullptr;  // the helper could not verify: do it here
     for (std::size_t k = run.first; k < run.last; ++k) {
       FSCTL_TRY(visit_hits_before(placed[k].devid, placed[k].physical));
       const auto& req = requests[placed[k].req];
       const u8* p = base + (placed[k].physical - run.start);
-      Status vr = rr ? ctree::verify_tree_block({p, ns}, req.bytenr, identity_, req.check) : Status(make_error(rr.error()));
+      Status vr = !rr ? Status(make_error(rr.error())) : pre ? (*pre)[k - run.first] : verify_placed(k, p);
       cache::TreeBlockRef ref;
       if (vr) {
         ++blocks_read_;

@@ -7,12 +7,13 @@
 #include <cerrno>
 #include <new>
 #include <system_error>
+#include <utility>
 
 namespace fsctl::fs {
 
 RunPrefetcher::RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers,
-                             io::BufferPool& pool)
-    : runs_(runs), align_(align), pool_(pool), slots_(std::min(depth, runs.size())) {
+                             io::BufferPool& pool, RunVerifier verify)
+    : runs_(runs), align_(align), pool_(pool), verify_(std::move(verify)), slots_(std::min(depth, runs.size())) {
   workers = std::min(workers, slots_.size());
   for (std::size_t i = 0; i < workers; ++i) {
     // A thread that cannot be started (resource limits) only means fewer
@@ -73,6 +74,14 @@ void RunPrefetcher::work() {
       st = make_error(Errc::io, run.dev->path + ": no memory for a " + std::to_string(len) + " byte read buffer", ENOMEM);
     }
     if (st) st = run.dev->dev->read_at(run.start, s.buf.span().first(len));
+    s.verified.clear();
+    if (st && verify_) {
+      try {
+        s.verified = verify_(run, s.buf.data());
+      } catch (const std::bad_alloc&) {  // an error message's string; the consumer verifies itself
+        s.verified.clear();
+      }
+    }
     lk.lock();
     s.status = std::move(st);
     s.filled_run = r;

@@ -6,6 +6,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,10 +26,17 @@ struct Run {
   std::size_t first = 0, last = 0;
 };
 
-/// Reads the runs of a batch ahead of the thread that verifies them: a ring
+/// Checks the blocks of one run just read (`base`: its first byte) and
+/// returns one Status per block of the run, in order. Called on a helper
+/// thread, several runs at once: it must only read shared state.
+using RunVerifier = std::function<std::vector<Status>(const Run& run, const u8* base)>;
+
+/// Reads the runs of a batch ahead of the thread that visits them: a ring
 /// of `depth` buffers filled in run order by `workers` helper threads, so the
-/// device is busy while blocks are checked and visited, and up to `workers`
-/// reads are in flight. A slot is refilled only after the consumer released
+/// device is busy while blocks are visited, and up to `workers` reads are in
+/// flight. With a `verify` function the helper that read a run also checks
+/// its blocks (checksum, header, layout: the CPU work of a streaming read,
+/// spread over the cores), and the consumer takes the results (verified()). A slot is refilled only after the consumer released
 /// it. The destructor stops and joins the helpers, so an early return of the
 /// consumer is safe. The buffers come from `pool` and go back to it (the
 /// next batch reuses them instead of faulting in fresh pages). REQUIRES: the
@@ -36,7 +44,8 @@ struct Run {
 /// one fd; see lib/io); `pool` outlives the prefetcher.
 class RunPrefetcher {
  public:
-  RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers, io::BufferPool& pool);
+  RunPrefetcher(const std::vector<Run>& runs, u32 align, std::size_t depth, std::size_t workers, io::BufferPool& pool,
+                RunVerifier verify = {});
   /// False when no helper thread could be started: read inline instead.
   [[nodiscard]] bool running() const { return !threads_.empty(); }
   ~RunPrefetcher();
@@ -46,6 +55,9 @@ class RunPrefetcher {
   /// Waits for run `r` (runs are taken in order) and returns its bytes, or
   /// the read error.
   [[nodiscard]] Result<const u8*> get(std::size_t r);
+  /// After a successful get(r): the verify function's Status of each block
+  /// of run `r` (empty without a verify function). Valid until release(r).
+  [[nodiscard]] const std::vector<Status>& verified(std::size_t r) const { return slots_[r % slots_.size()].verified; }
   /// Gives the slot of run `r` back for run r + depth.
   void release(std::size_t r);
 
@@ -55,12 +67,14 @@ class RunPrefetcher {
     io::AlignedBuffer buf;
     std::size_t filled_run = NONE;
     Status status;
+    std::vector<Status> verified;
   };
   void work();
 
   const std::vector<Run>& runs_;
   u32 align_;
   io::BufferPool& pool_;
+  RunVerifier verify_;
   std::vector<Slot> slots_;
   std::mutex mu_;
   std::condition_variable run_read_;   // a slot was filled (the consumer waits)
