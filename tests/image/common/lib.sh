@@ -13,6 +13,22 @@ if [ "${FSCTL_VALIDATE_JSON:-0}" = 1 ] && [ -z "${FSCTL_REAL:-}" ]; then
   export FSCTL
 fi
 T=${FSCTL_TEST_TMP:-$(mktemp -d)}
+# A run that failed before its cleanup can leave a mount (read-only: rm
+# cannot empty it) or a loop device under its scratch directory; the next
+# run of the test unmounts and detaches them before emptying it (a failed
+# 015 left a read-only mount at tmp/015-inspect-usage/mnt and every rerun
+# failed in rm).
+stale_mounts_release() {
+  local dir m f l
+  dir=$(realpath -m "$1")
+  findmnt -rn -o TARGET 2> /dev/null | awk -v d="$dir/" 'index($0, d) == 1' | sort -r |
+    while read -r m; do umount "$m" 2> /dev/null || umount -l "$m" 2> /dev/null || true; done
+  losetup -n -l -O NAME,BACK-FILE 2> /dev/null | while read -r l f; do
+    case "$f" in "$dir"/*) losetup -d "$l" 2> /dev/null || true ;; esac
+  done
+  return 0
+}
+[ ! -d "$T" ] || [ "$(id -u)" -ne 0 ] || stale_mounts_release "$T"
 rm -rf "$T"; mkdir -p "$T"
 SHARED=${FSCTL_SHARED:-$FSCTL_SRC/../shared}
 # `btrfs check` retried while its only failure is the mount status race with
