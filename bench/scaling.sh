@@ -30,6 +30,8 @@
 #
 # Usage: bench/scaling.sh [--fsctl PATH] [--progs DIR] [--runs N]
 #                         [--ref-runs N] [--snaps "100 400 1600"] [--out DIR]
+#        bench/scaling.sh --replot DAT [--out DIR]   (the summary and the plot
+#                         of an earlier run's scaling.dat, nothing measured)
 # Needs root (loop mounts, drop_caches), GNU time, python3. Building the
 # images took 78 s, 568 s and 6,034 s on a 2-vCPU AMD EPYC (2026-12-04).
 set -euo pipefail
@@ -40,6 +42,7 @@ SNAPS_LIST="100 400 1600"
 RUNS=3
 REF_RUNS=1
 OUT=$ROOT/bench
+REPLOT=
 while [ $# -gt 0 ]; do
   case $1 in
     --fsctl) FSCTL=$2; shift 2 ;;
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
     --ref-runs) REF_RUNS=$2; shift 2 ;;
     --snaps) SNAPS_LIST=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --replot) REPLOT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -75,6 +79,11 @@ json_field() {  # FILE PYTHON-EXPR over j
 
 DAT=$WORK/scaling.dat
 echo "# snapshots tree_blocks_walked verify_s verify_rss_mib verify_us_per_block tree_blocks_copied balance_s balance_rss_mib balance_us_per_block check_s check_rss_mib kernel_balance_s" > "$DAT"
+if [ -n "$REPLOT" ]; then
+  cp "$REPLOT" "$DAT"
+  SNAPS_LIST=
+  echo "replot of $REPLOT: nothing measured"
+fi
 printf '%-6s %-22s %6s %10s %9s %9s %12s %9s\n' snaps job runs "tree blks" "med s" "cpu s" "us/block" "RSS MiB"
 for n in $SNAPS_LIST; do
   img=$BENCH_DIR/many-snap-$n.img

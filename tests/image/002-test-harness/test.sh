@@ -59,14 +59,14 @@ else
 fi
 # A failed run's leftovers: a read-only mount and a loop device under the
 # scratch directory; the next run of the test starts with them released.
-if [ "$(id -u)" -eq 0 ] && mountpoint -q / && stale=$T/stale && mkdir -p "$stale" && truncate -s 128M "$stale/left.img" \
+if [ "$(id -u)" -eq 0 ] && stale=$T/stale && mkdir -p "$stale" && truncate -s 128M "$stale/left.img" \
    && mkfs.btrfs -q -f "$stale/left.img" > /dev/null 2>&1 && mkdir -p "$stale/mnt" \
    && mount -o loop,ro "$stale/left.img" "$stale/mnt" 2> /dev/null; then
   rc=0
   FSCTL_TEST_TMP=$stale bash -c 'source "$1/tests/image/common/lib.sh"; [ -z "$(ls -A "$T")" ]' _ "$FSCTL_SRC" || rc=$?
-  left=$(findmnt -rn -o TARGET | grep -F "$(realpath "$stale")/" || true)
-  [ -z "$left" ] || umount "$left"
-  losetup -n -l -O NAME,BACK-FILE | awk -v f="$(realpath "$stale")/left.img" '$2 == f {print $1}' | while read -r l; do loop_release "$l"; done
+  left=$(mounts_under "$stale")
+  [ -z "$left" ] || umount "$stale/mnt"
+  losetup -n -l -O NAME | while read -r l; do loop_release "$l"; done
   rm -rf "$stale"
   [ $rc -eq 0 ] && [ -z "$left" ] || fail "a stale read-only mount under the scratch directory was not released (rc $rc, left: $left)"
   echo "stale mount: released by the next run's lib.sh"

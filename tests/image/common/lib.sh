@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers for image tests. Source it from tests/image/NNN-*/test.sh.
 # Provides: $FSCTL (binary), $T (scratch dir, emptied), need_root, need_mount,
-# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], many_files DIR N BIG, unpack_fixture NAME DEST, crash_every_write IMG AFTER ARGS... (a crash at every write, then the rerun), $CHECK_RETRY BTRFS check ARGS... (btrfs check retried past the mount status race; plain `btrfs` gets it through PATH).
+# skip MSG (exit 77), fail MSG, grep_q (pipe-safe grep -q), loop_release DEV, mounts_under DIR, release_all, img_sum FILE... (sha256 of data regions and layout), mkimg FILE SIZE [mkfs args...], many_files DIR N BIG, unpack_fixture NAME DEST, crash_every_write IMG AFTER ARGS... (a crash at every write, then the rerun), $CHECK_RETRY BTRFS check ARGS... (btrfs check retried past the mount status race; plain `btrfs` gets it through PATH).
 set -euo pipefail
 : "${FSCTL:?FSCTL must point at the fsctl binary}"
 : "${FSCTL_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
@@ -13,22 +13,40 @@ if [ "${FSCTL_VALIDATE_JSON:-0}" = 1 ] && [ -z "${FSCTL_REAL:-}" ]; then
   export FSCTL
 fi
 T=${FSCTL_TEST_TMP:-$(mktemp -d)}
-# A run that failed before its cleanup can leave a mount (read-only: rm
-# cannot empty it) or a loop device under its scratch directory; the next
-# run of the test unmounts and detaches them before emptying it (a failed
-# 015 left a read-only mount at tmp/015-inspect-usage/mnt and every rerun
-# failed in rm).
+T_REAL=$(realpath -m "$T")
+# loop_release DEV: forgets (btrfs device scan --forget) and detaches loop
+# device DEV only while it still backs a file of this test (under $T). Tests
+# run in parallel: a loop number this test freed may belong to another test
+# by the time a cleanup runs, and detaching it pulled the device from under
+# that test's mount (CI: 100-chunk-alloc "can't read superblock on
+# /dev/loop0" while 101 cleaned up).
+loop_release() {
+  local f
+  f=$(losetup -n -O BACK-FILE "$1" 2>/dev/null) || return 0
+  case "$f" in
+    "$T_REAL"/* | "$T"/*) ;;
+    *) return 0 ;;
+  esac
+  btrfs device scan --forget "$1" > /dev/null 2>&1 || true
+  losetup -d "$1" 2> /dev/null || true
+}
+# mounts_under DIR: the mount points under DIR, deepest first (findmnt -l:
+# -r would print a space in a path as \x20).
+mounts_under() {
+  findmnt -n -l -o TARGET 2> /dev/null | awk -v d="$(realpath -m "$1")/" 'index($0, d) == 1' | sort -r
+}
+# stale_mounts_release: a run that failed before its cleanup can leave a
+# mount (read-only: rm cannot empty it) or a loop device under its scratch
+# directory; the next run of the test unmounts them and loop_releases the
+# devices before emptying $T (a failed 015 left a read-only mount at
+# tmp/015-inspect-usage/mnt and every rerun failed in rm).
 stale_mounts_release() {
-  local dir m f l
-  dir=$(realpath -m "$1")
-  findmnt -rn -o TARGET 2> /dev/null | awk -v d="$dir/" 'index($0, d) == 1' | sort -r |
-    while read -r m; do umount "$m" 2> /dev/null || umount -l "$m" 2> /dev/null || true; done
-  losetup -n -l -O NAME,BACK-FILE 2> /dev/null | while read -r l f; do
-    case "$f" in "$dir"/*) losetup -d "$l" 2> /dev/null || true ;; esac
-  done
+  local m l
+  mounts_under "$T" | while read -r m; do umount "$m" 2> /dev/null || umount -l "$m" 2> /dev/null || true; done
+  losetup -n -l -O NAME 2> /dev/null | while read -r l; do loop_release "$l"; done
   return 0
 }
-[ ! -d "$T" ] || [ "$(id -u)" -ne 0 ] || stale_mounts_release "$T"
+[ ! -d "$T" ] || [ "$(id -u)" -ne 0 ] || stale_mounts_release
 rm -rf "$T"; mkdir -p "$T"
 SHARED=${FSCTL_SHARED:-$FSCTL_SRC/../shared}
 # `btrfs check` retried while its only failure is the mount status race with
@@ -45,23 +63,6 @@ skip() { echo "SKIP: $*"; exit 77; }
 # "no match". CI saw it once with `dump-tree | grep -q` (test 100).
 grep_q() { local rc=0; grep -q "$@" || rc=$?; cat > /dev/null; return "$rc"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-# loop_release DEV: forgets (btrfs device scan --forget) and detaches loop
-# device DEV only while it still backs a file of this test (under $T). Tests
-# run in parallel: a loop number this test freed may belong to another test
-# by the time a cleanup runs, and detaching it pulled the device from under
-# that test's mount (CI: 100-chunk-alloc "can't read superblock on
-# /dev/loop0" while 101 cleaned up).
-T_REAL=$(realpath "$T")
-loop_release() {
-  local f
-  f=$(losetup -n -O BACK-FILE "$1" 2>/dev/null) || return 0
-  case "$f" in
-    "$T_REAL"/* | "$T"/*) ;;
-    *) return 0 ;;
-  esac
-  btrfs device scan --forget "$1" > /dev/null 2>&1 || true
-  losetup -d "$1" 2> /dev/null || true
-}
 # release_all "${MOUNTS[@]}" -- "${LOOPS[@]}": an EXIT cleanup: unmounts each
 # directory that is still a mount point, then loop_release for each device.
 release_all() {
