@@ -107,6 +107,32 @@ u32 RootSets::unite(u32 a, u32 b) {
   return id;
 }
 
+u32 RootSets::unite_all(std::vector<u32>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (!ids.empty() && ids.front() == 0) ids.erase(ids.begin());  // the empty set
+  if (ids.empty()) return 0;
+  if (ids.size() == 1) return ids[0];
+  if (ids.size() == 2) return unite(ids[0], ids[1]);
+  gather_.clear();
+  for (u32 id : ids) {
+    const Set& s = sets_[id];
+    const u32* p = arena_.data() + s.offset;
+    for (u32 i = 0; i < s.nruns; ++i) gather_.emplace_back(p[2 * i], p[2 * i + 1]);
+  }
+  std::sort(gather_.begin(), gather_.end());
+  scratch_.clear();
+  for (auto [first, last] : gather_) {
+    if (!scratch_.empty() && u64{first} <= u64{scratch_.back()} + 1) {
+      scratch_.back() = std::max(scratch_.back(), last);
+    } else {
+      scratch_.push_back(first);
+      scratch_.push_back(last);
+    }
+  }
+  return intern(scratch_);
+}
+
 RootSets::Members RootSets::get(u32 id) const {
   const Set& s = sets_[id];
   return Members(this, arena_.data() + s.offset, s.nruns, s.count);
@@ -121,6 +147,7 @@ std::vector<u64> RootSets::sorted(u32 id) const {
 
 u64 RootSets::memory_bytes() const {
   return sets_.capacity() * sizeof(Set) + arena_.capacity() * sizeof(u32) + index_.capacity() * sizeof(u32) +
+         gather_.capacity() * sizeof(gather_[0]) + scratch_.capacity() * sizeof(u32) +
          unions_.size() * UNION_ENTRY_BYTES + root_ids_.capacity() * sizeof(u64) + root_index_.size() * UNION_ENTRY_BYTES;
 }
 
@@ -148,6 +175,23 @@ Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets&
     slot.rootset = sets.unite(slot.rootset, sets.single(r.root_id));
     top = std::max(top, static_cast<int>(r.level));
   }
+  // A child reached through several parents: its first parent's set in the
+  // frontier, the others here, united by one unite_all once its level above
+  // is read (pairwise unions interned every intermediate set).
+  std::vector<std::pair<u64, u32>> more;
+  std::vector<u32> set_ids;
+  auto unite_more = [&](std::unordered_map<u64, Pending>& level_map) {
+    std::sort(more.begin(), more.end());
+    for (std::size_t i = 0; i < more.size();) {
+      Pending& p = level_map.at(more[i].first);
+      set_ids.assign({p.rootset});
+      std::size_t j = i;
+      for (; j < more.size() && more[j].first == more[i].first; ++j) set_ids.push_back(more[j].second);
+      p.rootset = sets.unite_all(set_ids);
+      i = j;
+    }
+    std::vector<std::pair<u64, u32>>().swap(more);
+  };
   for (int level = top; level >= 0; --level) {
     auto& cur = frontier[static_cast<std::size_t>(level)];
     if (cur.empty()) continue;
@@ -169,16 +213,20 @@ Status walk_trees(BlockSource& src, const std::vector<RootRef>& roots, RootSets&
           it->second.check.transid = v.ptr_generation(i);
           it->second.check.level = level - 1;
           it->second.check.first_key = v.node_key(i);
-        } else if (it->second.check.transid != v.ptr_generation(i)) {
+          it->second.rootset = child_rs;
+          continue;
+        }
+        if (it->second.check.transid != v.ptr_generation(i)) {
           return make_error(Errc::corrupt, "tree block " + std::to_string(child) + " is referenced with generation " +
                                                std::to_string(it->second.check.transid) + " and " +
                                                std::to_string(v.ptr_generation(i)) + " (second from node " +
                                                std::to_string(b->bytenr) + ")");
         }
-        it->second.rootset = sets.unite(it->second.rootset, child_rs);
+        if (it->second.rootset != child_rs) more.emplace_back(child, child_rs);
       }
       return {};
     }));
+    if (below) unite_more(*below);
     cur.clear();
     cur.rehash(0);
   }

@@ -86,6 +86,13 @@ class RootSets {
   [[nodiscard]] u32 single(u64 root_id);
   /// Id of the union of two sets (memoized).
   [[nodiscard]] u32 unite(u32 a, u32 b);
+  /// Id of the union of all sets in `ids` (reordered: sorted, duplicates
+  /// removed), interning only the result. Uniting k sets pairwise interned
+  /// k-1 intermediate sets, each kept for good: a block reached through the
+  /// 1,600 parents of a snapshot chain (in bytenr order, not snapshot order)
+  /// made ~1,600 fragmented sets, 94 MB of sets for the walk of 1,600
+  /// snapshots, where the results need 1-2 runs each.
+  [[nodiscard]] u32 unite_all(std::vector<u32>& ids);
   /// The members of set `id`, in the order of their indexes. The view is
   /// valid until the next single() or unite() (which may move the arena).
   [[nodiscard]] Members get(u32 id) const;
@@ -116,6 +123,7 @@ class RootSets {
   std::unordered_map<u64, u32> unions_;        // (a << 32 | b) -> union, a < b; a cache
   std::size_t max_unions_;
   std::vector<u32> scratch_;
+  std::vector<std::pair<u32, u32>> gather_;  // unite_all's runs
 };
 
 /// Called once per block with the id of its root set in `sets`.

@@ -165,7 +165,13 @@ void DataRefs::sort_and_merge() {
   for (std::size_t i = 0; i < buf_.size();) {
     DataRef m = buf_[i];
     std::size_t j = i + 1;
-    for (; j < buf_.size() && buf_[j].bytenr == m.bytenr; ++j) m.rootset = sets_.unite(m.rootset, buf_[j].rootset);
+    while (j < buf_.size() && buf_[j].bytenr == m.bytenr) ++j;
+    if (j > i + 1) {
+      // One union of all (pairwise unions interned every intermediate set).
+      set_ids_.clear();
+      for (std::size_t k = i; k < j; ++k) set_ids_.push_back(buf_[k].rootset);
+      m.rootset = sets_.unite_all(set_ids_);
+    }
     buf_[out++] = m;
     i = j;
   }
@@ -202,21 +208,27 @@ Status DataRefs::merge_runs(std::size_t first, std::size_t last, const std::func
   }
   bool have = false;
   DataRef cur{};
+  // The sets of cur's extent, united once when the next extent comes.
+  auto finish = [&]() -> Status {
+    if (set_ids_.size() > 1) cur.rootset = sets_.unite_all(set_ids_);
+    return out(cur);
+  };
   while (!heap.empty()) {
     auto [r, i] = heap.top();
     heap.pop();
     if (have && r.bytenr == cur.bytenr) {
-      cur.rootset = sets_.unite(cur.rootset, r.rootset);
+      set_ids_.push_back(r.rootset);
     } else {
-      if (have) FSCTL_TRY(out(cur));
+      if (have) FSCTL_TRY(finish());
       cur = r;
+      set_ids_.assign({r.rootset});
       have = true;
     }
     DataRef nx{};
     FSCTL_TRY_ASSIGN(bool ok, readers[i].next(nx));
     if (ok) heap.push({nx, i});
   }
-  if (have) FSCTL_TRY(out(cur));
+  if (have) FSCTL_TRY(finish());
   return {};
 }
 

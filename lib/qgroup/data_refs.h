@@ -50,6 +50,7 @@ class DataRefs {
   Status merge_runs(std::size_t first, std::size_t last, const std::function<Status(const DataRef&)>& out);
 
   ctree::RootSets& sets_;
+  std::vector<u32> set_ids_;  // one extent's root sets, for unite_all
   u64 budget_bytes_;
   std::size_t max_records_;
   u64 merge_passes_ = 0;

@@ -7,6 +7,7 @@
 // root (TREE_BLOCK_REF / EXTENT_DATA_REF), which relocation does not change.
 #pragma once
 #include <algorithm>
+#include <map>
 
 #include "lib/format/extent_item.h"
 #include "lib/transaction/transaction.h"
@@ -21,13 +22,16 @@ namespace fsctl::relocation {
   }));
 }
 
-/// The full backref of type `type` (SHARED_BLOCK_REF or SHARED_DATA_REF) of
-/// extent `key` that names `old_parent` now names `new_parent`: inline (the
-/// refs re-sorted, the item rewritten in place: same size) or keyed (deleted
-/// and inserted with the new parent as key offset, same data). Errors:
-/// Errc::corrupt when the extent item or the backref is missing; tree
-/// write errors.
-[[nodiscard]] Status remap_full_backref(transaction::Transaction& t, ctree::WriteRoot& ext, const format::Key& key, u8 type,
-                                        u64 old_parent, u64 new_parent);
+/// The full backrefs of type `type` (SHARED_BLOCK_REF or SHARED_DATA_REF)
+/// of extent `key` that name an old parent of `parents` (old parent bytenr
+/// -> new parent bytenr) name its new parent: inline ones in one rewrite of
+/// the extent item (the refs re-sorted once: same size), keyed ones deleted
+/// and inserted with the new parent as key offset, same data. One call per
+/// extent, whatever its number of relocated parents (a data extent shared by
+/// the leaves of 1,600 snapshots was decoded, re-sorted and stored once per
+/// parent: O(refs^2)). Errors: Errc::corrupt when the extent item or a
+/// backref is missing; tree write errors.
+[[nodiscard]] Status remap_full_backrefs_of(transaction::Transaction& t, ctree::WriteRoot& ext, const format::Key& key, u8 type,
+                                            const std::map<u64, u64>& parents);
 
 }  // namespace fsctl::relocation

@@ -196,6 +196,9 @@ Status RelocationPlan::move_extent_items(Transaction& t, const Memo& memo, Reloc
 // commit (its copy has the same items and may be written back already).
 Status RelocationPlan::remap_full_backrefs(Transaction& t, const Memo& memo, const std::set<u64>& full_backref, RelocationStats& st) {
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
+  // Extent -> (backref type, old parent -> new parent): each extent's
+  // extent item rewritten once, in extent-tree order.
+  std::map<Key, std::pair<u8, std::map<u64, u64>>> remaps;
   std::vector<ctree::BlockRequest> fb_leaves;
   for (u64 old : full_backref) {
     u8 level = copy_.at(old);
@@ -209,15 +212,14 @@ Status RelocationPlan::remap_full_backrefs(Transaction& t, const Memo& memo, con
       FSCTL_TRY_ASSIGN(auto ck, ctree::find_tree_block_extent(t, ext->ref(), c, static_cast<u8>(level - 1), t.nodesize(), cp));
       if (!ck)
         return make_error(Errc::corrupt, block_name(c) + ", a child of relocated " + block_name(old) + ", has no extent item");
-      cp.release();
-      FSCTL_TRY(remap_full_backref(t, *ext, *ck, KeyType::SHARED_BLOCK_REF, old, memo.at(old)));
-      st.backrefs_remapped++;
+      auto& r = remaps[*ck];
+      r.first = KeyType::SHARED_BLOCK_REF;
+      r.second[old] = memo.at(old);
     }
   }
-  std::map<u64, std::set<std::pair<u64, u64>>> leaf_data;  // original leaf -> (disk_bytenr, disk_num_bytes)
   FSCTL_TRY(t.read_tree_blocks(std::move(fb_leaves), [&](const cache::TreeBlockRef& b) -> Status {
     NodeView v = b->view();
-    auto& data = leaf_data[b->bytenr];
+    u64 new_leaf = memo.at(b->bytenr);
     for (u32 i = 0; i < v.nritems(); ++i) {
       if (v.item_type_at(i) != KeyType::EXTENT_DATA) continue;
       // A short or inconsistent item is corruption here as everywhere: its
@@ -226,15 +228,15 @@ Status RelocationPlan::remap_full_backrefs(Transaction& t, const Memo& memo, con
       if (!fe)
         return make_error(fe.error().context("tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i)));
       if (!fe->has_data_extent()) continue;  // inline or a hole: no data extent
-      data.emplace(fe->disk_bytenr, fe->disk_num_bytes);
+      auto& r = remaps[Key{fe->disk_bytenr, KeyType::EXTENT_ITEM, fe->disk_num_bytes}];
+      r.first = KeyType::SHARED_DATA_REF;
+      r.second[b->bytenr] = new_leaf;
     }
     return {};
   }));
-  for (auto& [old, data] : leaf_data) {
-    for (auto [bytenr, len] : data) {
-      FSCTL_TRY(remap_full_backref(t, *ext, Key{bytenr, KeyType::EXTENT_ITEM, len}, KeyType::SHARED_DATA_REF, old, memo.at(old)));
-      st.backrefs_remapped++;
-    }
+  for (auto& [key, r] : remaps) {
+    FSCTL_TRY(remap_full_backrefs_of(t, *ext, key, r.first, r.second));
+    st.backrefs_remapped += r.second.size();
   }
   return {};
 }
