@@ -13,8 +13,10 @@ namespace fsctl::io {
 /// several MiB freed to the C library goes back to the kernel, and the next
 /// one faults in every page again (measured: a third of a block group tree
 /// conversion's CPU time went to zeroing and faulting in fresh read and
-/// write buffers, bench/RESULTS.md). Keeps at most `max_kept_bytes` of
-/// buffers; what is given back beyond that is freed. Buffers come
+/// write buffers, bench/RESULTS.md). Keeps buffers while the kept ones and
+/// those lent out (taken, not given back) stay within `max_kept_bytes`; what
+/// is given back beyond that is freed, and a new buffer frees kept ones
+/// first. A take is served from a kept buffer at most twice its size. Buffers come
 /// uninitialized: the caller fills them (a read or a copy) before use.
 /// Thread-safe (the read-ahead and writeback helper threads share one).
 class BufferPool {
@@ -43,6 +45,7 @@ class BufferPool {
   mutable std::mutex mu_;
   std::vector<AlignedBuffer> kept_;
   std::size_t kept_bytes_ = 0;
+  std::size_t out_bytes_ = 0;  // lent out (a buffer given back that was not taken counts as lent)
 };
 
 /// Gives a buffer back to its pool when the scope ends, whatever the path

@@ -15,21 +15,22 @@ namespace fsctl::relocation {
 using namespace fsctl::format;
 using transaction::Transaction;
 
-Status remap_full_backrefs_of(Transaction& t, ctree::WriteRoot& ext, const Key& key, u8 type, const std::map<u64, u64>& parents) {
+Status remap_full_backrefs_of(Transaction& t, ctree::WriteRoot& ext, const Key& key, u8 type,
+                              std::span<const std::pair<u64, u64>> parents) {
   if (parents.empty()) return {};
   ctree::Path p;
   FSCTL_TRY_ASSIGN(bool exact, ctree::search_slot_for_write(t, ext, key, 0, p));
   if (!exact)
     return make_error(Errc::corrupt, "no extent item " + key_to_string(key) + " for a block relocated from " +
-                                         std::to_string(parents.begin()->first));
+                                         std::to_string(parents.front().first));
   FSCTL_TRY_ASSIGN(auto rec, decode_extent_item(key, p.item_data()));
   // Old parents found inline; the others are keyed backrefs. New parents
   // are fresh allocations, never an old parent: one pass remaps each once.
   std::vector<u64> inline_olds;
   for (auto& r : rec.inline_refs) {
     if (r.type != type) continue;
-    auto it = parents.find(r.parent);
-    if (it == parents.end()) continue;
+    auto it = std::lower_bound(parents.begin(), parents.end(), std::pair<u64, u64>{r.parent, 0});
+    if (it == parents.end() || it->first != r.parent) continue;
     inline_olds.push_back(r.parent);
     r.parent = it->second;
   }

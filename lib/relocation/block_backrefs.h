@@ -7,7 +7,8 @@
 // root (TREE_BLOCK_REF / EXTENT_DATA_REF), which relocation does not change.
 #pragma once
 #include <algorithm>
-#include <map>
+#include <span>
+#include <utility>
 
 #include "lib/format/extent_item.h"
 #include "lib/transaction/transaction.h"
@@ -23,8 +24,9 @@ namespace fsctl::relocation {
 }
 
 /// The full backrefs of type `type` (SHARED_BLOCK_REF or SHARED_DATA_REF)
-/// of extent `key` that name an old parent of `parents` (old parent bytenr
-/// -> new parent bytenr) name its new parent: inline ones in one rewrite of
+/// of extent `key` that name an old parent of `parents` ((old parent bytenr,
+/// new parent bytenr), sorted by old parent, each old parent once) name its
+/// new parent: inline ones in one rewrite of
 /// the extent item (the refs re-sorted once: same size), keyed ones deleted
 /// and inserted with the new parent as key offset, same data. One call per
 /// extent, whatever its number of relocated parents (a data extent shared by
@@ -32,6 +34,6 @@ namespace fsctl::relocation {
 /// parent: O(refs^2)). Errors: Errc::corrupt when the extent item or a
 /// backref is missing; tree write errors.
 [[nodiscard]] Status remap_full_backrefs_of(transaction::Transaction& t, ctree::WriteRoot& ext, const format::Key& key, u8 type,
-                                            const std::map<u64, u64>& parents);
+                                            std::span<const std::pair<u64, u64>> parents);
 
 }  // namespace fsctl::relocation

@@ -196,9 +196,39 @@ Status RelocationPlan::move_extent_items(Transaction& t, const Memo& memo, Reloc
 // commit (its copy has the same items and may be written back already).
 Status RelocationPlan::remap_full_backrefs(Transaction& t, const Memo& memo, const std::set<u64>& full_backref, RelocationStats& st) {
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
-  // Extent -> (backref type, old parent -> new parent): each extent's
-  // extent item rewritten once, in extent-tree order.
-  std::map<Key, std::pair<u8, std::map<u64, u64>>> remaps;
+  // Remaps gathered in a buffer of a 32nd of the budget (the planning
+  // budget: a rehearsal takes the same steps), then applied in extent-tree
+  // order, every relocated parent of an extent at once. An extent whose
+  // remaps straddle two buffers is rewritten twice, each time for other
+  // parents. (All at once, in a map: 57 MB at 1,600 snapshots.)
+  struct Remap {
+    Key extent;
+    u64 old_parent, new_parent;
+    u8 type;
+  };
+  std::vector<Remap> remaps;
+  const std::size_t max_remaps = std::max<std::size_t>(4096, t.fs().planning_cache_budget() / 32 / sizeof(Remap));
+  std::vector<std::pair<u64, u64>> parents;
+  auto apply_remaps = [&]() -> Status {
+    std::sort(remaps.begin(), remaps.end(), [](const Remap& a, const Remap& b) {
+      return a.extent != b.extent ? a.extent < b.extent : a.old_parent < b.old_parent;
+    });
+    for (std::size_t i = 0; i < remaps.size();) {
+      std::size_t j = i;
+      parents.clear();
+      for (; j < remaps.size() && remaps[j].extent == remaps[i].extent; ++j)
+        if (parents.empty() || parents.back().first != remaps[j].old_parent) parents.emplace_back(remaps[j].old_parent, remaps[j].new_parent);
+      FSCTL_TRY(remap_full_backrefs_of(t, *ext, remaps[i].extent, remaps[i].type, parents));
+      st.backrefs_remapped += parents.size();
+      i = j;
+    }
+    remaps.clear();
+    return {};
+  };
+  auto add_remap = [&](const Key& extent, u64 old_parent, u8 type) -> Status {
+    remaps.push_back({extent, old_parent, memo.at(old_parent), type});
+    return remaps.size() >= max_remaps ? apply_remaps() : Status{};
+  };
   std::vector<ctree::BlockRequest> fb_leaves;
   for (u64 old : full_backref) {
     u8 level = copy_.at(old);
@@ -212,14 +242,12 @@ Status RelocationPlan::remap_full_backrefs(Transaction& t, const Memo& memo, con
       FSCTL_TRY_ASSIGN(auto ck, ctree::find_tree_block_extent(t, ext->ref(), c, static_cast<u8>(level - 1), t.nodesize(), cp));
       if (!ck)
         return make_error(Errc::corrupt, block_name(c) + ", a child of relocated " + block_name(old) + ", has no extent item");
-      auto& r = remaps[*ck];
-      r.first = KeyType::SHARED_BLOCK_REF;
-      r.second[old] = memo.at(old);
+      cp.release();
+      FSCTL_TRY(add_remap(*ck, old, KeyType::SHARED_BLOCK_REF));
     }
   }
   FSCTL_TRY(t.read_tree_blocks(std::move(fb_leaves), [&](const cache::TreeBlockRef& b) -> Status {
     NodeView v = b->view();
-    u64 new_leaf = memo.at(b->bytenr);
     for (u32 i = 0; i < v.nritems(); ++i) {
       if (v.item_type_at(i) != KeyType::EXTENT_DATA) continue;
       // A short or inconsistent item is corruption here as everywhere: its
@@ -228,16 +256,11 @@ Status RelocationPlan::remap_full_backrefs(Transaction& t, const Memo& memo, con
       if (!fe)
         return make_error(fe.error().context("tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i)));
       if (!fe->has_data_extent()) continue;  // inline or a hole: no data extent
-      auto& r = remaps[Key{fe->disk_bytenr, KeyType::EXTENT_ITEM, fe->disk_num_bytes}];
-      r.first = KeyType::SHARED_DATA_REF;
-      r.second[b->bytenr] = new_leaf;
+      FSCTL_TRY(add_remap(Key{fe->disk_bytenr, KeyType::EXTENT_ITEM, fe->disk_num_bytes}, b->bytenr, KeyType::SHARED_DATA_REF));
     }
     return {};
   }));
-  for (auto& [key, r] : remaps) {
-    FSCTL_TRY(remap_full_backrefs_of(t, *ext, key, r.first, r.second));
-    st.backrefs_remapped += r.second.size();
-  }
+  FSCTL_TRY(apply_remaps());
   return {};
 }
 
