@@ -72,6 +72,15 @@ u32 RootSets::single(u64 root_id) {
   return intern(scratch_);
 }
 
+void RootSets::append_run(u32 first, u32 last) {
+  if (!scratch_.empty() && u64{first} <= u64{scratch_.back()} + 1) {
+    scratch_.back() = std::max(scratch_.back(), last);
+  } else {
+    scratch_.push_back(first);
+    scratch_.push_back(last);
+  }
+}
+
 u32 RootSets::unite(u32 a, u32 b) {
   if (a == b || b == 0) return a;
   if (a == 0) return b;
@@ -94,12 +103,7 @@ u32 RootSets::unite(u32 a, u32 b) {
       next = pb;
       pb += 2;
     }
-    if (!scratch_.empty() && u64{next[0]} <= u64{scratch_.back()} + 1) {
-      scratch_.back() = std::max(scratch_.back(), next[1]);
-    } else {
-      scratch_.push_back(next[0]);
-      scratch_.push_back(next[1]);
-    }
+    append_run(next[0], next[1]);
   }
   u32 id = intern(scratch_);
   if (unions_.size() >= max_unions_) unions_.clear();
@@ -122,14 +126,7 @@ u32 RootSets::unite_all(std::vector<u32>& ids) {
   }
   std::sort(gather_.begin(), gather_.end());
   scratch_.clear();
-  for (auto [first, last] : gather_) {
-    if (!scratch_.empty() && u64{first} <= u64{scratch_.back()} + 1) {
-      scratch_.back() = std::max(scratch_.back(), last);
-    } else {
-      scratch_.push_back(first);
-      scratch_.push_back(last);
-    }
-  }
+  for (auto [first, last] : gather_) append_run(first, last);
   return intern(scratch_);
 }
 

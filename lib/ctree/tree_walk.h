@@ -113,6 +113,9 @@ class RootSets {
     u32 count;
   };
   u32 intern(const std::vector<u32>& runs);
+  /// Appends run [first, last] to scratch_, joining it with the last run
+  /// when they overlap or touch. REQUIRES: runs appended by ascending first.
+  void append_run(u32 first, u32 last);
   [[nodiscard]] u64 hash_of(const u32* runs, u32 nruns) const;
   void grow_index();
   std::vector<u64> root_ids_;                  // index -> root id

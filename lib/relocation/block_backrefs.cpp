@@ -26,24 +26,26 @@ Status remap_full_backrefs_of(Transaction& t, ctree::WriteRoot& ext, const Key& 
   FSCTL_TRY_ASSIGN(auto rec, decode_extent_item(key, p.item_data()));
   // Old parents found inline; the others are keyed backrefs. New parents
   // are fresh allocations, never an old parent: one pass remaps each once.
-  std::vector<u64> inline_olds;
+  std::vector<bool> inline_found(parents.size(), false);
+  std::size_t found_inline = 0;
   for (auto& r : rec.inline_refs) {
     if (r.type != type) continue;
     auto it = std::lower_bound(parents.begin(), parents.end(), std::pair<u64, u64>{r.parent, 0});
     if (it == parents.end() || it->first != r.parent) continue;
-    inline_olds.push_back(r.parent);
+    inline_found[static_cast<std::size_t>(it - parents.begin())] = true;
+    ++found_inline;
     r.parent = it->second;
   }
-  if (!inline_olds.empty()) {
+  if (found_inline > 0) {
     sort_inline_refs(rec.inline_refs);
     // Same refs, some parents changed: the item keeps its size.
     FSCTL_TRY(with_context(store_extent_item(ctree::item_data_mut(t, p), rec), "extent item " + key_to_string(key)));
   }
-  if (inline_olds.size() == parents.size()) return {};
+  if (found_inline == parents.size()) return {};
   p.release();
-  std::sort(inline_olds.begin(), inline_olds.end());
-  for (auto [old_parent, new_parent] : parents) {
-    if (std::binary_search(inline_olds.begin(), inline_olds.end(), old_parent)) continue;
+  for (std::size_t k = 0; k < parents.size(); ++k) {
+    if (inline_found[k]) continue;
+    auto [old_parent, new_parent] = parents[k];
     Key keyed{key.objectid, type, old_parent};
     ctree::Path q;
     FSCTL_TRY_ASSIGN(bool found, ctree::search_slot_for_write(t, ext, keyed, 0, q));

@@ -65,8 +65,7 @@ if [ "$(id -u)" -eq 0 ] && stale=$T/stale && mkdir -p "$stale" && truncate -s 12
   rc=0
   FSCTL_TEST_TMP=$stale bash -c 'source "$1/tests/image/common/lib.sh"; [ -z "$(ls -A "$T")" ]' _ "$FSCTL_SRC" || rc=$?
   left=$(mounts_under "$stale")
-  [ -z "$left" ] || umount "$stale/mnt"
-  losetup -n -l -O NAME | while read -r l; do loop_release "$l"; done
+  stale_mounts_release  # what the run above left, if it failed (all under $T)
   rm -rf "$stale"
   [ $rc -eq 0 ] && [ -z "$left" ] || fail "a stale read-only mount under the scratch directory was not released (rc $rc, left: $left)"
   echo "stale mount: released by the next run's lib.sh"
