@@ -11,9 +11,11 @@
 #include "cmd/env_hooks.h"
 #include "cmd/output.h"
 #include "cmd/version.h"
+#include "lib/base/release_memory.h"
 
 int main(int argc, char** argv) {
   using namespace fsctl::cmd;
+  fsctl::limit_heap_retention();  // before any thread: one malloc arena (release_memory.h)
   GlobalOptions g;
   CLI::App app{"fsctl - offline maintenance for unmounted btrfs filesystems"};
   app.name("fsctl");

@@ -1,12 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// release_free_memory: gives freed heap pages back to the kernel.
+// How the process gives freed heap memory back to the kernel (DESIGN.md
+// invariant 5, bounded memory): limit_heap_retention at start-up, and
+// release_free_memory before a large allocation.
 #pragma once
+
+#include <cstddef>  // any C library header defines __GLIBC__ (glibc's <features.h>)
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 namespace fsctl {
+
+/// Bytes of free memory at the top of the heap past which glibc's free()
+/// gives it back to the kernel (its default, 128 KiB, grows to up to 32 MiB
+/// as large buffers are freed; a fixed value keeps it from growing).
+inline constexpr int HEAP_TRIM_THRESHOLD = 1 << 20;
+
+/// Called once, first thing in main(), before any thread starts: one malloc
+/// arena for every thread (glibc's M_ARENA_MAX) and a fixed trim threshold
+/// (M_TRIM_THRESHOLD). Tree blocks are read into memory by the read-ahead
+/// and checksum threads and freed by the main thread: with an arena per
+/// thread each freed block goes back to its reader's arena, where the next
+/// allocation of the main thread cannot reuse it, so every arena holds its
+/// own high-water mark (a balance -m of 1,600 snapshots peaked at 288 MiB
+/// with --cache-size 192M; bench/RESULTS.md has the run with one arena).
+/// Nothing with another C library or under a sanitizer (which has its own
+/// allocator). Returns whether the settings took effect.
+inline bool limit_heap_retention() {
+#if defined(__GLIBC__)
+  return mallopt(M_ARENA_MAX, 1) == 1 && mallopt(M_TRIM_THRESHOLD, HEAP_TRIM_THRESHOLD) == 1;
+#else
+  return false;
+#endif
+}
 
 /// Gives the pages of freed heap memory back to the kernel (glibc's
 /// malloc_trim; nothing with another C library), so that memory freed in

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// limit_heap_retention (lib/base/release_memory.h): after it, memory a
+// worker thread allocates comes from the one arena the main thread uses, so
+// blocks read by the read-ahead threads and freed by the main thread are
+// reused instead of each arena keeping its own high-water mark. Counted with
+// glibc's malloc_info (one <heap nr=...> element per arena). Under a
+// sanitizer, or without glibc, malloc is not glibc's: the case says so and
+// checks nothing.
+#include "lib/base/release_memory.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FSCTL_TEST_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define FSCTL_TEST_SANITIZER 1
+#endif
+#endif
+
+namespace {
+#if defined(__GLIBC__) && !defined(FSCTL_TEST_SANITIZER)
+/// Arenas glibc's malloc has made so far: <heap nr="N"> elements of malloc_info.
+int malloc_arenas() {
+  char* text = nullptr;
+  std::size_t len = 0;
+  FILE* f = open_memstream(&text, &len);
+  REQUIRE(f != nullptr);
+  malloc_info(0, f);
+  std::fclose(f);
+  std::string s(text, len);
+  std::free(text);
+  int n = 0;
+  for (std::size_t at = s.find("<heap nr="); at != std::string::npos; at = s.find("<heap nr=", at + 1)) ++n;
+  return n;
+}
+#endif
+}  // namespace
+
+TEST_CASE("limit_heap_retention: worker threads allocate from the main arena") {
+#if defined(__GLIBC__) && !defined(FSCTL_TEST_SANITIZER)
+  REQUIRE(fsctl::limit_heap_retention());
+  const int before = malloc_arenas();
+  // Two threads at once, as the read-ahead threads of a balance, each
+  // holding 4 MiB of tree-block-sized allocations.
+  auto work = [] {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 256; ++i) blocks.push_back(std::malloc(16384));
+    for (void* b : blocks) std::free(b);
+  };
+  std::thread a(work), b(work);
+  a.join();
+  b.join();
+  CHECK(malloc_arenas() == before);
+  CHECK(before == 1);
+#else
+  MESSAGE("malloc is not glibc's here (sanitizer or another C library): nothing to check");
+#endif
+}
