@@ -9,12 +9,14 @@
 
 #include "cmd/commands.h"
 #include "cmd/env_hooks.h"
+#include "cmd/heap_pages.h"
 #include "cmd/output.h"
 #include "cmd/version.h"
 #include "lib/base/release_memory.h"
 
 int main(int argc, char** argv) {
   using namespace fsctl::cmd;
+  reexec_with_heap_hugepages(argv);  // first: huge pages for the heap, or on as it was (heap_pages.h)
   fsctl::limit_heap_retention();  // before any thread: one malloc arena (release_memory.h)
   GlobalOptions g;
   CLI::App app{"fsctl - offline maintenance for unmounted btrfs filesystems"};
