@@ -4,7 +4,8 @@
 // invariants 1-4). Test-only, not an fsctl command.
 //
 //   chunk_torture DEV... fill [--seed S] [--ops M] [--item-size B] [--new-chunks N]
-//                            [--max-transactions K] [--exclude metadata|system|all] [--rehearse]
+//                            [--max-transactions K | --transactions K] [--exclude metadata|system|all]
+//                            [--rehearse]
 //     Inserts items into the scratch tree 200 (see tree_torture.cpp for why
 //     btrfs check accepts any content there), M per transaction (reserved
 //     first), until N metadata block groups more than at the start exist
@@ -13,6 +14,9 @@
 //     first allocation of that kind needs a new chunk: metadata for tree
 //     200, system for the chunk tree). Then re-reads the scratch tree on a
 //     fresh read-only open and compares it with the model.
+//     --max-transactions K: more than K transactions needed is an error
+//     (exit 1). --transactions K: stop after K transactions (exit 0, or 4
+//     if one did not fit before), for filling in small known steps.
 //   chunk_torture DEV... alloc FLAGS [--count N] [--keep-empty] [--then-remove]
 //                             [--exclude metadata|system|all]
 //     Transaction::alloc_chunk(FLAGS) N times in one transaction, then commit.
@@ -88,7 +92,7 @@ void must(Status s, const std::string& what) {
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
-               "usage: chunk_torture DEV... fill [--seed S] [--ops M] [--item-size B] [--new-chunks N] [--max-transactions K] [--rehearse]\n"
+               "usage: chunk_torture DEV... fill [--seed S] [--ops M] [--item-size B] [--new-chunks N] [--max-transactions K | --transactions K] [--rehearse]\n"
                "                                 [--exclude metadata|system|all]\n"
                "       chunk_torture DEV... alloc FLAGS [--count N] [--keep-empty] [--then-remove] [--exclude metadata|system|all]\n"
                "       chunk_torture DEV... remove START...\n"
@@ -174,7 +178,7 @@ u64 metadata_groups(const fs::FsInfo& fs) {
 }
 
 int run_fill(const std::vector<std::string>& devs, const std::vector<std::string>& args) {
-  u64 seed = 1, ops = 200, item_size = 1000, new_chunks = 1, max_txn = 1000;
+  u64 seed = 1, ops = 200, item_size = 1000, new_chunks = 1, max_txn = 1000, stop_after = 0;
   bool rehearse = false;
   std::string exclude;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -187,6 +191,7 @@ int run_fill(const std::vector<std::string>& devs, const std::vector<std::string
     else if (args[i] == "--item-size") item_size = num();
     else if (args[i] == "--new-chunks") new_chunks = num();
     else if (args[i] == "--max-transactions") max_txn = num();
+    else if (args[i] == "--transactions") stop_after = num();
     else if (args[i] == "--rehearse") rehearse = true;
     else if (args[i] == "--exclude" && i + 1 < args.size()) exclude = args[++i];
     else usage();
@@ -202,6 +207,7 @@ int run_fill(const std::vector<std::string>& devs, const std::vector<std::string
   Rng rng{seed};
   u64 txn = 0;
   while (metadata_groups(*fs) < start_meta + new_chunks) {
+    if (stop_after != 0 && txn >= stop_after) break;
     if (txn++ >= max_txn) {
       std::fprintf(stderr, "chunk_torture: %" PRIu64 " transactions created %" PRIu64 " of %" PRIu64 " new metadata block groups\n", max_txn,
                    metadata_groups(*fs) - start_meta, new_chunks);

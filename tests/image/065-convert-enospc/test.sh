@@ -14,6 +14,18 @@
 # (N = 20, 10, 5, 3, 2, 1: convert, reserved by rehearsal, still fits), then
 # by rehearsal, exactly (N = 64, 32, 16, 8, 4, 2, 1: it fills on until N
 # items no longer fit at all). After each fill, convert runs on a copy.
+# Those steps are coarse: "until N items no longer fit" leaves anywhere
+# below the cost of N random items free, and whether one lands between
+# "the whole run fits one batch" and "no batch fits" depends on the
+# kernel's layout of the image (CI on 88d7cc7: 8r still batch 1024, 4r
+# already refused). So when no coarse level halved the batch, the test goes
+# back to the last level that converted with batch 1024 and fills on in
+# one-item transactions (16 a step, the step halved and retried whenever it
+# overshoots into "refused"), asking `convert --dry-run` (which rehearses
+# like the real run) after each step, until the batch is no longer 1024:
+# then a real convert on a copy must complete with that halved batch. One
+# item taking convert from batch 1024 straight to refused would be a
+# finding (no batch between fits), and fails.
 # Faults this guards (found on real images, each failed here first):
 # - convert's default batch (1024) committed the conversion mark, then
 #   failed its first batch with ENOSPC: half converted, while saying
@@ -47,33 +59,24 @@ groups=$("$FSCTL" --format json inspect block-groups "$IMG" | python3 -c 'import
 echo "image: $groups block groups, devices fully allocated"
 
 halved=0 refused=0
-for step in 20 10 5 3 2 1 64r 32r 16r 8r 4r 2r 1r; do
-  ops=${step%r}
-  how=(); [ "$ops" = "$step" ] || how=(--rehearse)
-  rc=0
-  "$CT" "$IMG" fill --ops "$ops" --new-chunks 5 "${how[@]}" > "$T/fill.out" 2>&1 || rc=$?
-  [ $rc -eq 4 ] || { tail -5 "$T/fill.out"; fail "filling metadata $ops items a transaction: exit $rc, expect 4 (ENOSPC once full)"; }
-  btrfs check --readonly "$IMG" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after filling ($ops)"; }
+# try_convert LABEL: convert --bg-tree on a copy of $IMG; sets $outcome to
+# "refused" (exit 6, image unchanged) or to the batch it completed with
+# (btrfs check clean; a halved batch then also goes back with --no-bg-tree).
+try_convert() {
+  local label=$1 rc=0 before back
   cp --sparse=always "$IMG" "$T/try.img"
   before=$(img_sum "$T/try.img")
-  if [ "$ops" -le 3 ] || [ "$ops" != "$step" ]; then
-    rc=0
-    "$FSCTL" balance -m "$T/try.img" > "$T/out" 2> "$T/err" || rc=$?
-    [ $rc -eq 6 ] && grep_q "not enough metadata space.*nothing was written" < "$T/err" ||
-      { cat "$T/err"; fail "balance -m, filled by $step: exit $rc, expect 6 (ENOSPC)"; }
-    [ "$(img_sum "$T/try.img")" = "$before" ] || fail "balance -m changed the image (filled by $step)"
-  fi
-  rc=0
   "$FSCTL" --format json convert --bg-tree "$T/try.img" > "$T/cv.json" 2> "$T/err" || rc=$?
   if [ $rc -eq 6 ]; then
-    grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert, filled by $step: no ENOSPC message"; }
-    [ "$(img_sum "$T/try.img")" = "$before" ] || fail "convert --bg-tree failed with ENOSPC but changed the image (filled by $step)"
-    echo "filled by $step: convert --bg-tree: $(cat "$T/err")"
+    grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert, filled by $label: no ENOSPC message"; }
+    [ "$(img_sum "$T/try.img")" = "$before" ] || fail "convert --bg-tree failed with ENOSPC but changed the image (filled by $label)"
+    echo "filled by $label: convert --bg-tree: $(cat "$T/err")"
     refused=$((refused + 1))
-    continue
+    outcome=refused
+    return
   fi
-  [ $rc -eq 0 ] || { cat "$T/err"; fail "convert --bg-tree, filled by $step: exit $rc (expect 6, or 0 with the conversion done)"; }
-  batch=$(python3 - "$T/cv.json" "$step" <<'PY' || fail "convert report, filled by $step"
+  [ $rc -eq 0 ] || { cat "$T/err"; fail "convert --bg-tree, filled by $label: exit $rc (expect 6, or 0 with the conversion done)"; }
+  outcome=$(python3 - "$T/cv.json" "$label" <<'PY' || fail "convert report, filled by $label"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["state_after"] == "block-group-tree" and r["block_groups_moved"] == r["block_groups_total"], r
@@ -82,24 +85,82 @@ print(r["batch"])
 print(f"filled by {sys.argv[2]}: convert --bg-tree completed with batch {r['batch']} in {r['commits']} commits, reserved {r['reserved_bytes']} used {r['used_bytes']}", file=sys.stderr)
 PY
 )
-  btrfs check --readonly "$T/try.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after converting (filled by $step, batch $batch)"; }
-  if [ "$batch" -lt 1024 ]; then
-    halved=$((halved + 1))
-    # Back on the same nearly full filesystem: done, or refused before any write.
-    back=$(img_sum "$T/try.img")
-    rc=0
-    "$FSCTL" convert --no-bg-tree "$T/try.img" > /dev/null 2> "$T/err" || rc=$?
-    if [ $rc -eq 6 ]; then
-      grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert --no-bg-tree, filled by $step: no ENOSPC message"; }
-      [ "$(img_sum "$T/try.img")" = "$back" ] || fail "convert --no-bg-tree failed with ENOSPC but changed the image (filled by $step)"
-      echo "filled by $step: --no-bg-tree refused before writing: $(cat "$T/err")"
-    else
-      [ $rc -eq 0 ] || { cat "$T/err"; fail "convert --no-bg-tree (filled by $step): exit $rc"; }
-      btrfs check --readonly "$T/try.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after --no-bg-tree (filled by $step)"; }
-      echo "filled by $step: --no-bg-tree back, btrfs check clean"
-    fi
+  [[ "$outcome" =~ ^[0-9]+$ ]] || fail "convert report, filled by $label: no batch"
+  btrfs check --readonly "$T/try.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after converting (filled by $label, batch $outcome)"; }
+  [ "$outcome" -lt 1024 ] || return 0
+  halved=$((halved + 1))
+  # Back on the same nearly full filesystem: done, or refused before any write.
+  back=$(img_sum "$T/try.img")
+  rc=0
+  "$FSCTL" convert --no-bg-tree "$T/try.img" > /dev/null 2> "$T/err" || rc=$?
+  if [ $rc -eq 6 ]; then
+    grep_q "not enough metadata space.*nothing was written" < "$T/err" || { cat "$T/err"; fail "convert --no-bg-tree, filled by $label: no ENOSPC message"; }
+    [ "$(img_sum "$T/try.img")" = "$back" ] || fail "convert --no-bg-tree failed with ENOSPC but changed the image (filled by $label)"
+    echo "filled by $label: --no-bg-tree refused before writing: $(cat "$T/err")"
+  else
+    [ $rc -eq 0 ] || { cat "$T/err"; fail "convert --no-bg-tree (filled by $label): exit $rc"; }
+    btrfs check --readonly "$T/try.img" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after --no-bg-tree (filled by $label)"; }
+    echo "filled by $label: --no-bg-tree back, btrfs check clean"
   fi
+}
+
+full_saved=0
+for step in 20 10 5 3 2 1 64r 32r 16r 8r 4r 2r 1r; do
+  ops=${step%r}
+  how=(); [ "$ops" = "$step" ] || how=(--rehearse)
+  rc=0
+  "$CT" "$IMG" fill --ops "$ops" --new-chunks 5 "${how[@]}" > "$T/fill.out" 2>&1 || rc=$?
+  [ $rc -eq 4 ] || { tail -5 "$T/fill.out"; fail "filling metadata $ops items a transaction: exit $rc, expect 4 (ENOSPC once full)"; }
+  btrfs check --readonly "$IMG" > "$T/check.out" 2>&1 || { tail "$T/check.out"; fail "btrfs check after filling ($ops)"; }
+  if [ "$ops" -le 3 ] || [ "$ops" != "$step" ]; then
+    cp --sparse=always "$IMG" "$T/try.img"
+    before=$(img_sum "$T/try.img")
+    rc=0
+    "$FSCTL" balance -m "$T/try.img" > "$T/out" 2> "$T/err" || rc=$?
+    [ $rc -eq 6 ] && grep_q "not enough metadata space.*nothing was written" < "$T/err" ||
+      { cat "$T/err"; fail "balance -m, filled by $step: exit $rc, expect 6 (ENOSPC)"; }
+    [ "$(img_sum "$T/try.img")" = "$before" ] || fail "balance -m changed the image (filled by $step)"
+  fi
+  try_convert "$step"
+  if [ "$outcome" = 1024 ]; then cp --sparse=always "$IMG" "$T/lastfull.img"; full_saved=1; fi
 done
+
+if [ $halved -eq 0 ]; then
+  [ $full_saved -eq 1 ] || fail "no fill level converted with batch 1024, none halved it"
+  # From the last level at batch 1024: fill S one-item transactions, ask
+  # the dry run; on "refused" go back to before the step and halve S, so
+  # the window is found at one-item granularity in a few dozen steps.
+  echo "no coarse level halved the batch: filling on from the last level at batch 1024"
+  cp --sparse=always "$T/lastfull.img" "$IMG"
+  s=16 k=0
+  while [ $halved -eq 0 ]; do
+    k=$((k + 1))
+    [ $k -le 200 ] || fail "fine fill: 200 steps without leaving batch 1024"
+    cp --sparse=always "$IMG" "$T/prev.img"
+    frc=0
+    "$CT" "$IMG" fill --ops 1 --transactions "$s" --new-chunks 5 --rehearse > "$T/fill.out" 2>&1 || frc=$?
+    [ $frc -eq 0 ] || [ $frc -eq 4 ] || { tail -5 "$T/fill.out"; fail "fine fill step $k: exit $frc, expect 0 or 4"; }
+    rc=0
+    "$FSCTL" --format json convert --bg-tree --dry-run "$IMG" > "$T/dry.json" 2> "$T/err" || rc=$?
+    if [ $rc -eq 6 ]; then
+      grep_q "not enough metadata space" < "$T/err" || { cat "$T/err"; fail "convert --dry-run, fine step $k: no ENOSPC message"; }
+      [ "$s" -gt 1 ] || { cat "$T/err"; fail "fine fill step $k: one more item took convert from batch 1024 straight to refused (no batch between fits)"; }
+      echo "fine step $k ($s transactions): refused; back one step, half the step"
+      cp --sparse=always "$T/prev.img" "$IMG"
+      s=$((s / 2))
+      continue
+    fi
+    [ $rc -eq 0 ] || { cat "$T/err"; fail "convert --bg-tree --dry-run, fine step $k: exit $rc"; }
+    b=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch"])' "$T/dry.json")
+    if [ "$b" -lt 1024 ]; then
+      echo "fine step $k ($s transactions): convert --dry-run says batch $b"
+      try_convert "fine step $k"
+      [ "$outcome" = "$b" ] || fail "fine step $k: the dry run said batch $b, the real convert: $outcome"
+    else
+      [ $frc -eq 0 ] || fail "fine step $k: metadata full (one item does not fit) and convert --dry-run still at batch 1024"
+    fi
+  done
+fi
 [ $halved -gt 0 ] || fail "no fill level made convert halve its batch"
 [ $refused -gt 0 ] || fail "no fill level made convert refuse with ENOSPC"
 echo PASS
