@@ -17,7 +17,6 @@ using namespace fsctl::format;
 
 namespace {
 
-constexpr u64 MiB = 1ULL << 20, GiB = 1ULL << 30;
 
 // Calls visit(start, length) for every unallocated range of `d` at or after
 // DEV_EXTENT_SEARCH_START and below total_bytes, in physical order.

@@ -165,62 +165,61 @@ run() {  # NAME CMD...: a job that must exit 0
   "$@" > "$T/$name.out" 2> "$T/$name.err" || { tail -20 "$T/$name.out" "$T/$name.err"; fail "$name: exit $?"; }
 }
 
-for ns in ${NS097_SIZES:-4096 16384 65536}; do
-  for kind in ${NS097_KINDS:-old mixed}; do
-    IMG="$T/$kind-$ns.img"
-    N="$kind-$ns"
-    make_image "$IMG" "$ns" "$kind"
-    read -r OLD_SUB old skinny < <(forms "$IMG")
-    [ "$OLD_SUB" -gt 0 ] || fail "$N: no old-form subvolume block items"
-    if [ "$kind" = old ]; then [ "$skinny" -eq 0 ] || fail "$N: METADATA_ITEMs from mkfs -O ^skinny-metadata"
-    else [ "$skinny" -gt 0 ] || fail "$N: no METADATA_ITEM after btrfstune -x and writes"; fi
-    check_clean "$IMG" "$N-made"
-    [ "$N" = old-16384 ] && crash_convert "$IMG"
-    ondisk_qgroups "$IMG" "$T/$N-before"
-    kernel_state "$IMG" "$T/$N-before"
-    diff "$T/$N-before.qgroups" "$T/$N-before.kernel" || fail "$N: the kernel's rescan differs from the numbers it wrote"
+for case in ${NS097_CASES:-old:4096 mixed:4096 old:16384 old:65536}; do
+  kind=${case%%:*} ns=${case#*:}
+  IMG="$T/$kind-$ns.img"
+  N="$kind-$ns"
+  make_image "$IMG" "$ns" "$kind"
+  read -r OLD_SUB old skinny < <(forms "$IMG")
+  [ "$OLD_SUB" -gt 0 ] || fail "$N: no old-form subvolume block items"
+  if [ "$kind" = old ]; then [ "$skinny" -eq 0 ] || fail "$N: METADATA_ITEMs from mkfs -O ^skinny-metadata"
+  else [ "$skinny" -gt 0 ] || fail "$N: no METADATA_ITEM after btrfstune -x and writes"; fi
+  check_clean "$IMG" "$N-made"
+  [ "$N" = old-16384 ] && crash_convert "$IMG"
+  ondisk_qgroups "$IMG" "$T/$N-before"
+  kernel_state "$IMG" "$T/$N-before"
+  diff "$T/$N-before.qgroups" "$T/$N-before.kernel" || fail "$N: the kernel's rescan differs from the numbers it wrote"
 
-    # qgroup repair of an edited QGROUP_INFO (the subvolume's referenced).
-    read -r LEAF OFF RFER < <("$FSCTL" inspect dump-tree --format json -t quota "$IMG" | python3 -c '
+  # qgroup repair of an edited QGROUP_INFO (the subvolume's referenced).
+  read -r LEAF OFF RFER < <("$FSCTL" inspect dump-tree --format json -t quota "$IMG" | python3 -c '
 import json, sys
 for b in json.load(sys.stdin)["trees"][0]["blocks"]:
     for it in b.get("items", []):
         if it["key"]["type_name"] == "QGROUP_INFO" and it["key"]["offset"] == 256:
             print(b["bytenr"], 101 + it["itemoff"], it["data"]["rfer"])')
-    $EDIT setu64 "$IMG" "$LEAF" $((OFF + 8)) $((RFER + 1048576)) > /dev/null
-    set +e
-    "$FSCTL" qgroup verify "$IMG" > "$T/$N.damaged"; rc=$?
-    set -e
-    [ $rc -eq 1 ] || fail "$N: verify of the edited qgroup: exit $rc, expect 1"
-    run "$N-repair" "$FSCTL" qgroup verify --repair "$IMG"
-    after_job "$IMG" "$N-repair" "$kind" "$T/$N-before"
+  $EDIT setu64 "$IMG" "$LEAF" $((OFF + 8)) $((RFER + 1048576)) > /dev/null
+  set +e
+  "$FSCTL" qgroup verify "$IMG" > "$T/$N.damaged"; rc=$?
+  set -e
+  [ $rc -eq 1 ] || fail "$N: verify of the edited qgroup: exit $rc, expect 1"
+  run "$N-repair" "$FSCTL" qgroup verify --repair "$IMG"
+  after_job "$IMG" "$N-repair" "$kind" "$T/$N-before"
 
-    run "$N-to-bgt" "$FSCTL" convert --bg-tree "$IMG"
-    # The new block group tree's root: an item of the superblock's form.
-    BGT=$("$FSCTL" --format json inspect dump-tree -t 11 "$IMG" | python3 -c 'import json,sys; print(json.load(sys.stdin)["trees"][0]["blocks"][0]["bytenr"])')
-    btrfs inspect-internal dump-tree -t extent "$IMG" > "$T/$N.extent"
-    if [ "$kind" = old ]; then want="($BGT EXTENT_ITEM $ns)"; else want="($BGT METADATA_ITEM 0)"; fi
-    grep -qF "$want" "$T/$N.extent" || fail "$N: the block group tree root has no $want"
-    after_job "$IMG" "$N-to-bgt" "$kind" "$T/$N-before"
-    run "$N-from-bgt" "$FSCTL" convert --no-bg-tree "$IMG"
-    after_job "$IMG" "$N-from-bgt" "$kind" "$T/$N-before"
-    run "$N-dup" "$FSCTL" balance -mconvert=dup "$IMG"
-    "$FSCTL" --format json inspect block-groups "$IMG" | python3 -c '
+  run "$N-to-bgt" "$FSCTL" convert --bg-tree "$IMG"
+  # The new block group tree's root: an item of the superblock's form.
+  BGT=$("$FSCTL" --format json inspect dump-tree -t 11 "$IMG" | python3 -c 'import json,sys; print(json.load(sys.stdin)["trees"][0]["blocks"][0]["bytenr"])')
+  btrfs inspect-internal dump-tree -t extent "$IMG" > "$T/$N.extent"
+  if [ "$kind" = old ]; then want="($BGT EXTENT_ITEM $ns)"; else want="($BGT METADATA_ITEM 0)"; fi
+  grep -qF "$want" "$T/$N.extent" || fail "$N: the block group tree root has no $want"
+  after_job "$IMG" "$N-to-bgt" "$kind" "$T/$N-before"
+  run "$N-from-bgt" "$FSCTL" convert --no-bg-tree "$IMG"
+  after_job "$IMG" "$N-from-bgt" "$kind" "$T/$N-before"
+  run "$N-dup" "$FSCTL" balance -mconvert=dup "$IMG"
+  "$FSCTL" --format json inspect block-groups "$IMG" | python3 -c '
 import json, sys
 bgs = json.load(sys.stdin)["block_groups"]
 assert all(b["flags"] & 32 for b in bgs if b["flags"] & 7 == 4), "metadata not DUP"' || fail "$N: metadata is not DUP after convert=dup"
-    after_job "$IMG" "$N-dup" "$kind" "$T/$N-before"
-    if [ "$ns" = 4096 ]; then  # filters select groups only; one filtered run per kind
-      run "$N-filtered" "$FSCTL" balance -musage=90,limit=1 "$IMG"
-      after_job "$IMG" "$N-filtered" "$kind" "$T/$N-before"
-    fi
-    run "$N-balance" "$FSCTL" --format json balance -m "$IMG"
-    after_job "$IMG" "$N-balance" "$kind" "$T/$N-before"
-    # Old-form FULL_BACKREF blocks (sv's blocks shared with its snapshots,
-    # copied by the kernel) had their children's shared backrefs remapped.
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["backrefs_remapped"], r["relocated_extents"])' \
-      "$T/$N-balance.out" >> "$T/remapped"
-  done
+  after_job "$IMG" "$N-dup" "$kind" "$T/$N-before"
+  if [ "$ns" = 4096 ]; then  # filters select groups only; one filtered run per kind
+    run "$N-filtered" "$FSCTL" balance -musage=90,limit=1 "$IMG"
+    after_job "$IMG" "$N-filtered" "$kind" "$T/$N-before"
+  fi
+  run "$N-balance" "$FSCTL" --format json balance -m "$IMG"
+  after_job "$IMG" "$N-balance" "$kind" "$T/$N-before"
+  # Old-form FULL_BACKREF blocks (sv's blocks shared with its snapshots,
+  # copied by the kernel) had their children's shared backrefs remapped.
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["backrefs_remapped"], r["relocated_extents"])' \
+    "$T/$N-balance.out" >> "$T/remapped"
 done
 # Every image had shared tree blocks whose full backrefs balance remapped.
 awk '$1 == 0 { bad = 1 } END { exit bad || NR == 0 }' "$T/remapped" || { cat "$T/remapped"; fail "a balance remapped no full backref"; }

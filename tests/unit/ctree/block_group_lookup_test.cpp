@@ -33,7 +33,6 @@ TEST_CASE("find_block_group_item: which tree, for every conversion state") {
   MemTrees w;
   ctree::WriteRoot ext = w.new_tree(EXTENT_TREE_OBJECTID);
   ctree::WriteRoot bgt = w.new_tree(BLOCK_GROUP_TREE_OBJECTID);
-  const u64 MiB = 1 << 20;
   put(w, ext, 1 * MiB, MiB, 100);   // only in the extent tree
   put(w, bgt, 2 * MiB, MiB, 200);   // only in the block group tree
   put(w, ext, 3 * MiB, MiB, 301);   // in both

@@ -13,7 +13,6 @@ using namespace fsctl;
 using namespace fsctl::format;
 
 namespace {
-constexpr u64 MiB = 1ULL << 20;
 }
 
 TEST_CASE("free space thresholds: the kernel's values for common block group sizes") {

@@ -22,12 +22,6 @@ using namespace fsctl::testing;
 
 namespace {
 
-std::shared_ptr<const io::MemoryImage> fixture(const std::string& name) {
-  auto f = load_fixture(name);
-  REQUIRE_MESSAGE(f.has_value(), (f ? "" : f.error().message));
-  return *f;
-}
-
 /// A copy of `base` after `job` ran on it uninterrupted.
 std::shared_ptr<const io::MemoryImage> after(const std::shared_ptr<const io::MemoryImage>& base, const Job& job) {
   auto image = std::make_shared<io::MemoryImage>(*base);

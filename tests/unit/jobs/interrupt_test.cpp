@@ -118,12 +118,6 @@ Outcome interrupt_at_requests(const char* name, const std::shared_ptr<const io::
   return out;
 }
 
-std::shared_ptr<const io::MemoryImage> fixture(const std::string& name) {
-  auto f = load_fixture(name);
-  REQUIRE_MESSAGE(f.has_value(), (f ? "" : f.error().message));
-  return *f;
-}
-
 }  // namespace
 
 TEST_SUITE("crash") {

@@ -26,7 +26,6 @@ Chunk chunk(u64 logical, u64 length, u64 type, std::vector<std::pair<u64, u64>> 
   }
   return c;
 }
-constexpr u64 MiB = 1ULL << 20;
 }  // namespace
 
 TEST_CASE("balance filters: usage=N selects used < N% (usage=0: empty only)") {

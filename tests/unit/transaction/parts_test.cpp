@@ -16,7 +16,6 @@ using namespace fsctl::transaction;
 
 namespace {
 constexpr u32 NS = 16384;
-constexpr u64 MiB = 1 << 20;
 
 BlockGroupSpace group(u64 start, u64 length, u64 flags = format::BLOCK_GROUP_METADATA) {
   BlockGroupSpace g;

@@ -17,7 +17,6 @@ using namespace fsctl::format;
 using namespace fsctl::volumes;
 
 namespace {
-constexpr u64 MiB = 1ULL << 20, GiB = 1ULL << 30;
 DeviceSpace dev(u64 devid, u64 total, std::map<u64, u64> allocated = {}) {
   DeviceSpace d;
   d.devid = devid;

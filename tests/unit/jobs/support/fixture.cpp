@@ -8,6 +8,7 @@
 #include "lib/format/items.h"
 #include "lib/transaction/transaction.h"
 
+#include <doctest/doctest.h>
 #include <zstd.h>
 
 #include <fstream>
@@ -52,6 +53,12 @@ Result<std::shared_ptr<const io::MemoryImage>> load_fixture(const std::string& n
   FSCTL_TRY_ASSIGN(auto image, unpack(std::string(FSCTL_TEST_DATA_DIR) + "/" + name + ".img.zst"));
   cache[name] = image;
   return image;
+}
+
+std::shared_ptr<const io::MemoryImage> fixture(const std::string& name) {
+  auto f = load_fixture(name);
+  REQUIRE_MESSAGE(f.has_value(), (f ? "" : f.error().message));
+  return *f;
 }
 
 Result<std::unique_ptr<fs::FsInfo>> open_memory_fs(std::shared_ptr<io::MemoryImage> image, bool write, io::DeviceWrapper wrap,

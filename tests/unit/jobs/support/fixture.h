@@ -18,6 +18,10 @@ namespace fsctl::testing {
 /// content size, or a truncated one).
 [[nodiscard]] Result<std::shared_ptr<const io::MemoryImage>> load_fixture(const std::string& name);
 
+/// load_fixture(`name`), failing the current doctest case (REQUIRE) with
+/// the error's message when it cannot be loaded.
+[[nodiscard]] std::shared_ptr<const io::MemoryImage> fixture(const std::string& name);
+
 /// Opens the filesystem on `image` (one device named "memory"): read-only
 /// or for writing with block groups loaded, with `wrap` around the device
 /// and `observer` (both optional) and a cache of `cache_bytes`. Errors:
