@@ -17,7 +17,6 @@ using namespace fsctl::format;
 
 namespace {
 
-
 // Calls visit(start, length) for every unallocated range of `d` at or after
 // DEV_EXTENT_SEARCH_START and below total_bytes, in physical order.
 template <class F>

@@ -12,9 +12,6 @@
 using namespace fsctl;
 using namespace fsctl::format;
 
-namespace {
-}
-
 TEST_CASE("free space thresholds: the kernel's values for common block group sizes") {
   // 256 MiB, 4K sectors: 32 bitmaps of 8 MiB, 32 * 281 = 8992 bytes,
   // 8992 / 25 = 359.68 -> 359; low 259.
