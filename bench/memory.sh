@@ -72,7 +72,7 @@ bench_preflight
 # --- images -------------------------------------------------------------------
 many_snap_image() {
   local final=$BENCH_DIR/many-snap-400.img
-  build_once "$final" "$ROOT/bench/make-many-snap.sh" "\$PARTIAL" 400 15000 30
+  build_once "$final" bash -c "'$ROOT/bench/make-many-snap.sh' \"\$PARTIAL\" 400 15000 30"
   echo "$final"
 }
 if [ ${#IMGS[@]} -eq 0 ]; then

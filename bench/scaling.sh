@@ -87,7 +87,7 @@ fi
 printf '%-6s %-22s %6s %10s %9s %9s %12s %9s\n' snaps job runs "tree blks" "med s" "cpu s" "us/block" "RSS MiB"
 for n in $SNAPS_LIST; do
   img=$BENCH_DIR/many-snap-$n.img
-  build_once "$img" "$ROOT/bench/make-many-snap.sh" "\$PARTIAL" "$n" 15000 30
+  build_once "$img" bash -c "'$ROOT/bench/make-many-snap.sh' \"\$PARTIAL\" $n 15000 30"
   # fsctl qgroup verify
   walls=() cpus=() rss=0 blocks=0
   for ((r = 1; r <= RUNS; r++)); do

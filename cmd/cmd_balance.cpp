@@ -19,6 +19,7 @@
 #include "check/qgroup_verify.h"
 #include "cmd/commands.h"
 #include "cmd/interrupt.h"
+#include "cmd/keep_until_exit.h"
 #include "lib/format/names.h"
 #include "lib/qgroup/qgroup.h"
 #include "lib/relocation/balance.h"
@@ -148,6 +149,7 @@ int run_balance(const GlobalOptions& g, const BalanceArgs& a) {
   StderrReporter rep(g);
   auto fs = open_read_write(a.devs, g, rep);
   if (!fs) return report_error(g, fs.error());
+  const KeepUntilExit keep(*fs);  // no teardown of the cache at exit (keep_until_exit.h)
 
   // Quota state before: an inconsistent quota is reported, not silently kept.
   auto quota = qgroup::read_quota(**fs);

@@ -6,6 +6,7 @@
 #include "cmd/commands.h"
 #include "cmd/leftover_report.h"
 #include "cmd/json_members.h"
+#include "cmd/keep_until_exit.h"
 
 namespace fsctl::cmd {
 using json = nlohmann::ordered_json;
@@ -15,6 +16,7 @@ int run_check(const GlobalOptions& g, const std::vector<std::string>& devs) {
   StderrReporter rep(g);
   auto fs = open_read_only(devs, g, rep, true);
   if (!fs) return report_error(g, fs.error());
+  const KeepUntilExit keep(*fs);  // no teardown of the cache at exit (keep_until_exit.h)
   const auto leftover = report_leftover_work(**fs, rep);
   auto r = check::check_filesystem(**fs);
   if (!r) return report_error(g, r.error());

@@ -6,6 +6,7 @@
 #include "cmd/commands.h"
 #include "cmd/interrupt.h"
 #include "cmd/leftover_report.h"
+#include "cmd/keep_until_exit.h"
 #include "convert/bg_tree.h"
 
 namespace fsctl::cmd {
@@ -20,6 +21,7 @@ int run_convert(const GlobalOptions& g, const std::vector<std::string>& devs, bo
   // read-only open cannot start; it never commits, so nothing is written.
   auto fs = open_read_write(devs, g, rep);
   if (!fs) return report_error(g, fs.error());
+  const KeepUntilExit keep(*fs);  // no teardown of the cache at exit (keep_until_exit.h)
   const auto leftover = report_leftover_work(**fs, rep);
   convert::ConvertOptions o;
   o.direction = to_bgt ? convert::Direction::to_bg_tree : convert::Direction::to_extent_tree;

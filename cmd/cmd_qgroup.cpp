@@ -13,6 +13,7 @@
 #include "cmd/interrupt.h"
 #include "cmd/json_members.h"
 #include "cmd/leftover_report.h"
+#include "cmd/keep_until_exit.h"
 #include "lib/format/feature_flags.h"
 #include "lib/fs/subvolumes.h"
 #include "lib/qgroup/repair.h"
@@ -246,6 +247,7 @@ int run_verify(const GlobalOptions& g, const std::vector<std::string>& devs, boo
   StderrReporter rep(g);
   auto fs = repair ? open_read_write(devs, g, rep) : open_read_only(devs, g, rep, false);
   if (!fs) return report_error(g, fs.error());
+  const KeepUntilExit keep(*fs);  // no teardown of the cache at exit (keep_until_exit.h)
   const auto leftover = report_leftover_work(**fs, rep, false);
   auto shown = stderr_progress(g, "qgroup verify", progress);
   auto r = check::verify_qgroups(**fs, shown.get());

@@ -9,25 +9,13 @@
 #include <fstream>
 #include <iterator>
 
+#include "lib/base/sanitizer.h"
+
 namespace fsctl::cmd {
 
 namespace {
 
 constexpr const char* THP_ENABLED_PATH = "/sys/kernel/mm/transparent_hugepage/enabled";
-
-bool built_with_sanitizer() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-  return true;
-#else
-  return false;
-#endif
-#else
-  return false;
-#endif
-}
 
 }  // namespace
 
@@ -46,7 +34,7 @@ std::string tunables_with_heap_hugepages(const char* tunables) {
 
 void reexec_with_heap_hugepages(char** argv) {
 #if defined(__GLIBC__)
-  if (built_with_sanitizer() || !argv || !argv[0]) return;
+  if (BUILT_WITH_SANITIZER || !argv || !argv[0]) return;
   std::ifstream f(THP_ENABLED_PATH);
   std::string thp((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   const char* old = std::getenv("GLIBC_TUNABLES");

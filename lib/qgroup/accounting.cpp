@@ -136,9 +136,11 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
   if (quota.simple_quota) return compute_squota(fs, quota, progress);
   auto t0 = std::chrono::steady_clock::now();
   Computed out;
+  PhaseTimer timer(fs.phase_sink());
   WalkBudget budget = walk_budget(fs.cache().budget());
   if (data_ref_budget) budget.data_refs = data_ref_budget;
   CacheShare share(fs.cache(), budget.data_refs + budget.union_memo);
+  timer.mark("qgroups: free memory given back");
   ctree::RootSets sets(budget.union_memo);
   std::vector<ctree::RootRef> roots;
   std::map<u64, SubvolRoot> dropping;  // by root id
@@ -175,7 +177,6 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
   };
   DataRefs data(sets, budget.data_refs);
   u32 ns = fs.nodesize();
-  PhaseTimer timer(fs.phase_sink());
   FSCTL_TRY(ctree::walk_trees(fs, roots, sets, [&](const cache::TreeBlockRef& b, u32 rs) -> Status {
     NodeView v = b->view();
     out.tree_blocks++;
