@@ -27,8 +27,13 @@ bool wants_heap_hugepages(const char* tunables, const char* opt_out, std::string
 
 std::string tunables_with_heap_hugepages(const char* tunables) {
   std::string s = tunables ? tunables : "";
-  if (!s.empty()) s += ':';
-  s += HEAP_HUGETLB_TUNABLE;
+  for (std::string_view t : HEAP_TUNABLES) {
+    // A tunable the user set (its name followed by '=') stands.
+    std::string_view name = t.substr(0, t.find('=') + 1);
+    if (s.find(name) != std::string::npos) continue;
+    if (!s.empty()) s += ':';
+    s += t;
+  }
   return s;
 }
 

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 using fsctl::cmd::tunables_with_heap_hugepages;
 using fsctl::cmd::wants_heap_hugepages;
 
@@ -32,9 +34,13 @@ TEST_CASE("wants_heap_hugepages: once, and not when turned off") {
 }
 
 TEST_CASE("tunables_with_heap_hugepages keeps the user's tunables") {
-  CHECK(tunables_with_heap_hugepages(nullptr) == "glibc.malloc.hugetlb=1");
-  CHECK(tunables_with_heap_hugepages("") == "glibc.malloc.hugetlb=1");
-  CHECK(tunables_with_heap_hugepages("glibc.malloc.arena_max=2") == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+  const std::string ours = "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.top_pad=67108864";
+  CHECK(tunables_with_heap_hugepages(nullptr) == ours);
+  CHECK(tunables_with_heap_hugepages("") == ours);
+  CHECK(tunables_with_heap_hugepages("glibc.malloc.arena_max=2") == "glibc.malloc.arena_max=2:" + ours);
+  // A threshold or pad the user chose stands; only the others are added.
+  CHECK(tunables_with_heap_hugepages("glibc.malloc.top_pad=0") ==
+        "glibc.malloc.top_pad=0:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432");
   // The re-executed process sees its own tunable and stops there.
   CHECK_FALSE(wants_heap_hugepages(tunables_with_heap_hugepages("glibc.malloc.arena_max=2").c_str(), nullptr, MADVISE));
 }
