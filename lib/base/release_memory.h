@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // How the process gives freed heap memory back to the kernel (DESIGN.md
 // invariant 5, bounded memory): limit_heap_retention at start-up, and
-// release_free_memory before a large allocation.
+// release_free_memory when the resident set nears its bound.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>  // any C library header defines __GLIBC__ (glibc's <features.h>)
+#include <cstdio>
+
+#include "lib/base/ints.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -46,6 +51,22 @@ inline void release_free_memory() {
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
+}
+
+/// What a command may hold beyond its --cache-size (DESIGN.md invariant 5:
+/// peak RSS <= --cache-size + 64 MiB).
+inline constexpr u64 MEMORY_ALLOWANCE_BYTES = 64ULL << 20;
+
+/// The resident set size of this process in bytes, from the second field of
+/// /proc/self/statm (pages; proc(5)); 0 when it cannot be read.
+inline u64 resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long size = 0, resident = 0;
+  int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  long page = sysconf(_SC_PAGESIZE);
+  return n == 2 && page > 0 ? resident * static_cast<u64>(page) : 0;
 }
 
 }  // namespace fsctl

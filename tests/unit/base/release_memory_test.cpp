@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// limit_heap_retention (lib/base/release_memory.h): after it, memory a
+// limit_heap_retention and resident_bytes (lib/base/release_memory.h).
+// After limit_heap_retention, memory a
 // worker thread allocates comes from the one arena the main thread uses, so
 // blocks read by the read-ahead threads and freed by the main thread are
 // reused instead of each arena keeping its own high-water mark. Counted with
@@ -62,4 +63,14 @@ TEST_CASE("limit_heap_retention: worker threads allocate from the main arena") {
 #else
   MESSAGE("malloc is not glibc's here (sanitizer or another C library): nothing to check");
 #endif
+}
+
+// resident_bytes reads the resident set: 32 MiB touched show in it.
+TEST_CASE("resident_bytes: memory touched is counted") {
+  const fsctl::u64 before = fsctl::resident_bytes();
+  REQUIRE(before > 0);
+  std::vector<char> touched(32u << 20, 1);
+  const fsctl::u64 after = fsctl::resident_bytes();
+  CHECK(after >= before + (24u << 20));
+  CHECK(touched[touched.size() - 1] == 1);
 }
