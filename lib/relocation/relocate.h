@@ -21,6 +21,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lib/transaction/transaction.h"
@@ -94,7 +96,7 @@ class RelocationPlan {
 
   // The steps of apply() (relocate_apply.cpp), in order. `memo`: original
   // bytenr -> copy's bytenr of every subvolume-tree block copied.
-  using Memo = std::map<u64, u64>;
+  using Memo = std::unordered_map<u64, u64>;
   [[nodiscard]] Status copy_subvolume_blocks(transaction::Transaction& t, Memo& memo, const MovedFn& moved);
   [[nodiscard]] Status update_root_items(transaction::Transaction& t, const Memo& memo);
   [[nodiscard]] Status move_extent_items(transaction::Transaction& t, const Memo& memo, RelocationStats& st, std::set<u64>& full_backref);
@@ -108,7 +110,10 @@ class RelocationPlan {
     std::vector<u64> children;
   };
   std::set<u64> bgs_;
-  std::map<u64, u8> targets_;                         // bytenr -> level of tree blocks in the targets
+  // Hash tables, not ordered maps: each is looked up per tree block or per
+  // child pointer (tens of thousands per block group); whatever is visited
+  // in an order (reads, extent-tree edits, the first error) is sorted first.
+  std::unordered_map<u64, u8> targets_;                       // bytenr -> level of tree blocks in the targets
   /// Of each target's extent item, for the reservation: its bytes (item
   /// header included), its keyed backrefs, and whether it has FULL_BACKREF.
   struct ExtentShape {
@@ -116,11 +121,11 @@ class RelocationPlan {
     u32 keyed = 0;
     bool full_backref = false;
   };
-  std::map<u64, ExtentShape> target_extents_;
+  std::unordered_map<u64, ExtentShape> target_extents_;
   u8 root_height_ = 1;                                // root tree levels when planned
-  std::map<u64, Node> nodes_;                         // subvolume-tree nodes (level >= 1) by bytenr
-  std::map<u64, ctree::ParentCheck> checks_;          // expected header of each block seen (from its first parent)
-  std::map<u64, u8> copy_;                            // subvolume-tree blocks to copy -> level
+  std::unordered_map<u64, Node> nodes_;                    // subvolume-tree nodes (level >= 1) by bytenr
+  std::unordered_map<u64, ctree::ParentCheck> checks_;     // expected header of each block seen (from its first parent)
+  std::unordered_map<u64, u8> copy_;                        // subvolume-tree blocks to copy -> level
   std::vector<std::pair<u64, format::Key>> root_items_;  // subvolume root block -> its ROOT_ITEM key
   std::set<u64> global_found_;                        // global-tree blocks in the targets
 };

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "lib/base/phase_timer.h"
 #include "lib/ctree/search.h"
@@ -32,7 +33,7 @@ std::string block_name(u64 bytenr) { return "tree block " + std::to_string(byten
 
 // The copy of `parent` that a full backref of copied block `child` names
 // from now on (every parent of a copied block is copied too).
-Result<u64> remapped_parent(const std::map<u64, u64>& memo, u64 child, u64 parent, RelocationStats& st) {
+Result<u64> remapped_parent(const std::unordered_map<u64, u64>& memo, u64 child, u64 parent, RelocationStats& st) {
   auto it = memo.find(parent);
   if (it == memo.end())
     return make_error(Errc::corrupt, block_name(child) + " has a full backref to parent " + std::to_string(parent) +
@@ -60,7 +61,7 @@ Result<std::vector<Key>> keyed_block_backrefs(Transaction& t, const ctree::Path&
 // keyed backrefs deleted and inserted again under the new bytenr, same refs,
 // flags and generation, SHARED_BLOCK_REF parents remapped. Adds `old` to
 // `full_backref` when its item has FULL_BACKREF.
-Status move_extent_item(Transaction& t, ctree::WriteRoot& ext, u64 old, u64 nb_bytenr, u8 level, const std::map<u64, u64>& memo,
+Status move_extent_item(Transaction& t, ctree::WriteRoot& ext, u64 old, u64 nb_bytenr, u8 level, const std::unordered_map<u64, u64>& memo,
                         RelocationStats& st, std::set<u64>& full_backref) {
   ctree::Path p;
   FSCTL_TRY_ASSIGN(auto found, ctree::find_tree_block_extent_for_write(t, ext, old, level, p));
@@ -141,6 +142,7 @@ Status RelocationPlan::copy_subvolume_blocks(Transaction& t, Memo& memo, const M
   std::map<u8, std::vector<ctree::BlockRequest>> by_level;
   for (auto& [b, level] : copy_) by_level[level].push_back({b, checks_.at(b)});
   for (auto& [level, req] : by_level) {
+    std::sort(req.begin(), req.end(), [](const auto& x, const auto& y) { return x.bytenr < y.bytenr; });
     FSCTL_TRY(t.read_tree_blocks(std::move(req), [&](const cache::TreeBlockRef& b) -> Status {
       NodeView v = b->view();
       FSCTL_TRY_ASSIGN(auto nb, t.alloc_block_space(v.owner(), v.level()));
@@ -184,7 +186,10 @@ Status RelocationPlan::update_root_items(Transaction& t, const Memo& memo) {
 // block is copied too).
 Status RelocationPlan::move_extent_items(Transaction& t, const Memo& memo, RelocationStats& st, std::set<u64>& full_backref) {
   FSCTL_TRY_ASSIGN(auto* ext, t.root(EXTENT_TREE_OBJECTID));
-  for (auto& [old, nb_bytenr] : memo) FSCTL_TRY(move_extent_item(t, *ext, old, nb_bytenr, copy_.at(old), memo, st, full_backref));
+  // In extent-tree order: each leaf of the extent tree is copied once.
+  std::vector<std::pair<u64, u64>> moves(memo.begin(), memo.end());
+  std::sort(moves.begin(), moves.end());
+  for (auto& [old, nb_bytenr] : moves) FSCTL_TRY(move_extent_item(t, *ext, old, nb_bytenr, copy_.at(old), memo, st, full_backref));
   return {};
 }
 
@@ -296,8 +301,12 @@ Status RelocationPlan::cow_global_trees(Transaction& t) {
 
 // Every tree block of the targets must have been reached by some tree.
 Status RelocationPlan::check_targets_reached(const fs::FsInfo& fs, const Memo& memo) const {
-  for (auto& [b, level] : targets_) {
-    if (memo.count(b) || global_found_.count(b)) continue;
+  // The lowest such block is named, whatever the hash order.
+  std::optional<std::pair<u64, u8>> lost;
+  for (auto& [b, level] : targets_)
+    if (!memo.count(b) && !global_found_.count(b) && (!lost || b < lost->first)) lost = {b, level};
+  if (lost) {
+    auto [b, level] = *lost;
     return make_error(Errc::corrupt, block_name(b) + " (level " + std::to_string(level) + ") in block group " +
                                          std::to_string(fs.block_group_of(b) ? fs.block_group_of(b)->start : 0) +
                                          " has an extent item but no tree reaches it (a leaked extent: run btrfs check); nothing was written");

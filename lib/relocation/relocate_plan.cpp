@@ -9,6 +9,7 @@
 #include "lib/relocation/relocate.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "lib/ctree/block_group_lookup.h"
 #include "lib/ctree/search.h"
@@ -65,7 +66,7 @@ Status RelocationPlan::read_target_extents(Transaction& t) {
   struct RefCount {
     u64 refs = 0, backrefs = 0, leaf = 0;
   };
-  std::map<u64, RefCount> counts;
+  std::unordered_map<u64, RefCount> counts;
   for (u64 start : bgs_) {
     const fs::BlockGroup* bg = fs.block_group_of(start);
     if (!bg || bg->start != start) return make_error(Errc::invalid_argument, "no block group starts at " + std::to_string(start));
@@ -100,11 +101,16 @@ Status RelocationPlan::read_target_extents(Transaction& t) {
   // A tree block's refs count its backrefs (kernel: one per
   // TREE_BLOCK_REF/SHARED_BLOCK_REF; btrfs check "refs mismatch"); copying a
   // wrong count would carry the damage on (test 184).
+  // The lowest such block is named, whatever the hash order.
+  std::optional<std::pair<u64, RefCount>> bad;
   for (auto& [bytenr, c] : counts)
-    if (targets_.count(bytenr) && c.refs != c.backrefs)
-      return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + ": its extent item (extent tree leaf " +
+    if (targets_.count(bytenr) && c.refs != c.backrefs && (!bad || bytenr < bad->first)) bad = {bytenr, c};
+  if (bad) {
+    auto& [bytenr, c] = *bad;
+    return make_error(Errc::corrupt, "tree block " + std::to_string(bytenr) + ": its extent item (extent tree leaf " +
                                            std::to_string(c.leaf) + ") says refs " + std::to_string(c.refs) + " but has " +
                                            std::to_string(c.backrefs) + " backrefs: the extent tree is damaged (run btrfs check); nothing was written");
+  }
   return {};
 }
 
@@ -114,7 +120,7 @@ Status RelocationPlan::read_target_extents(Transaction& t) {
 Status RelocationPlan::read_subvolume_nodes(Transaction& t) {
   fs::FsInfo& fs = t.fs();
   std::vector<ctree::BlockRequest> frontier;
-  std::set<u64> seen;
+  std::unordered_set<u64> seen;
   for (const auto& e : fs.root_entries()) {
     u64 id = e.key.objectid;
     if (!is_shareable(id)) continue;
@@ -222,10 +228,13 @@ bool RelocationPlan::in_target(const fs::FsInfo& fs, u64 bytenr) const {
 
 transaction::Reservation RelocationPlan::reservation(u32 nodesize) const {
   transaction::Reservation r;
+  // One pass over the copies: how many are targets, and whether all are
+  // (target_extents_ has an entry for every target).
   u64 subvol_targets = 0;
   for (auto& [b, level] : copy_)
     if (targets_.count(b)) ++subvol_targets;
   u64 global_targets = targets_.size() - subvol_targets;
+  bool all_targets = subvol_targets == copy_.size();
   // Copies, and the paths of the global trees' blocks (copy-on-write of a
   // path to each: at most the tallest tree's height, 8 levels).
   r.exact_blocks = copy_.size();
@@ -234,7 +243,6 @@ transaction::Reservation RelocationPlan::reservation(u32 nodesize) const {
   // full backrefs of its children and data extents updated (at most one per
   // child pointer or file extent item of a leaf: bounded by the slots).
   u64 leaf_slots = leaf_data_size(nodesize) / (sizeof(Item) + FILE_EXTENT_ITEM_SIZE);
-  bool all_targets = std::all_of(copy_.begin(), copy_.end(), [&](const auto& c) { return target_extents_.count(c.first); });
   if (!all_targets) {
     // Ancestors outside the targets: their extent items were not read, so
     // every copy counts as one that may need a leaf of its own and may have

@@ -46,7 +46,9 @@ Status Transaction::commit(const SuperChanges& super) {
   FSCTL_TRY_ASSIGN(SuperBlock sb, new_super(super));
 
   std::vector<std::shared_ptr<cache::TreeBlock>> blocks;
+  blocks.reserve(dirty_.size());
   for (auto& [bytenr, blk] : dirty_) blocks.push_back(blk);
+  sort_by_bytenr(blocks);
   stats_.blocks_written += blocks.size();
   FSCTL_TRY(fs_.write_tree_blocks(std::move(blocks)));
   // Each device's superblock carries its own DEV_ITEM (write_supers copies

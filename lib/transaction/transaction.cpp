@@ -113,6 +113,10 @@ void Transaction::note_dirty_bytes() {
   fs_.cache().set_outside_bytes(std::min<u64>(dirty_.size() * nodesize(), fs_.cache().budget() / 2));
 }
 
+void Transaction::sort_by_bytenr(std::vector<std::shared_ptr<cache::TreeBlock>>& blocks) {
+  std::sort(blocks.begin(), blocks.end(), [](const auto& a, const auto& b) { return a->bytenr < b->bytenr; });
+}
+
 Status Transaction::write_back_early() {
   u64 limit = writeback_threshold_ ? *writeback_threshold_ : fs_.planning_cache_budget() / 2;
   if (!limit || !fs_.writable() || dirty_.size() * nodesize() <= limit) return {};
@@ -122,6 +126,7 @@ Status Transaction::write_back_early() {
   for (auto& [bytenr, blk] : dirty_)
     if (blk.use_count() == 1) batch.push_back(blk);
   if (batch.empty()) return {};
+  sort_by_bytenr(batch);
   stats_.blocks_written += batch.size();
   stats_.blocks_written_early += batch.size();
   stats_.writebacks_early++;

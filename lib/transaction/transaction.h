@@ -23,6 +23,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lib/base/stop_request.h"
@@ -290,6 +292,10 @@ class Transaction final : public ctree::TreeWriter {
   Result<u64> find_free(u64 len, bool system);
   /// The bounded writeback of set_writeback_threshold, when due.
   Status write_back_early();
+  /// Blocks to write in ascending bytenr, whatever order the dirty table
+  /// gave them: writes, cache insertions and error messages do not depend on
+  /// its hashing.
+  static void sort_by_bytenr(std::vector<std::shared_ptr<cache::TreeBlock>>& blocks);
   /// Tells the block cache how many bytes the dirty blocks hold, which it
   /// leaves out of its budget (up to half of it).
   void note_dirty_bytes();
@@ -314,8 +320,10 @@ class Transaction final : public ctree::TreeWriter {
   BlockGroupUsage usage_;
   ChunkChanges chunks_;
   RootUpdates roots_;
-  std::map<u64, std::shared_ptr<cache::TreeBlock>> dirty_;
-  std::set<u64> written_early_;  // new blocks written back before the commit and not dirty again
+  // Hash tables: looked up at every copy-on-write check (tens of thousands
+  // of blocks in a relocation); what is written is sorted by bytenr first.
+  std::unordered_map<u64, std::shared_ptr<cache::TreeBlock>> dirty_;
+  std::unordered_set<u64> written_early_;  // new blocks written back before the commit and not dirty again
   std::optional<u64> writeback_threshold_;  // dirty bytes; unset = half the cache budget
   bool committed_ = false;
   s64 bytes_used_delta_ = 0;
