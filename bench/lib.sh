@@ -124,7 +124,18 @@ bench_footer() {
 }
 
 build_once() {
-  local final=$1; shift
+  local final=$1 a; shift
+  # $PARTIAL is expanded only by a shell: a command given it as a literal
+  # argument builds a file named '$PARTIAL' in the working directory
+  # (bench/memory.sh and scaling.sh did, 2026-12-07).
+  if [ "$1" != bash ] && [ "$1" != sh ]; then
+    for a in "$@"; do
+      case $a in *'$PARTIAL'*)
+        echo "$BENCH_NAME: build_once $final: '$1' would get \$PARTIAL unexpanded; run it through bash -c" >&2
+        return 2 ;;
+      esac
+    done
+  fi
   [ -s "$final" ] && return 0
   (
     flock 9

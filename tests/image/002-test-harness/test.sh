@@ -44,6 +44,21 @@ bad=$(cd "$FSCTL_SRC" && grep -nE 'sha256sum[[:space:]]+(<|"?\$)|\|[[:space:]]*s
   | grep -v -e '^tests/image/002-test-harness/' -e '^[^:]*:[0-9]*:[[:space:]]*#' || true)
 [ -z "$bad" ] || { echo "$bad"; fail "an image is hashed whole with sha256sum (use img_sum)"; }
 echo "lint: images are compared with img_sum, not sha256sum"
+# bench/lib.sh's build_once hands its command $PARTIAL, the file to build;
+# given to a command as a literal argument (no shell), it named a file
+# '$PARTIAL' in the working directory (bench/memory.sh, scaling.sh). Refused
+# now, before anything runs; through bash -c it builds the image.
+(
+  cd "$T"
+  . "$FSCTL_SRC/bench/lib.sh"
+  rc=0; build_once "$T/literal.img" touch '$PARTIAL' 2> "$T/literal.err" || rc=$?
+  [ "$rc" = 2 ] || fail "build_once ran a command that gets \$PARTIAL literally (rc $rc)"
+  [ ! -e "$T/\$PARTIAL" ] && [ ! -e "$T/literal.img" ] || fail "build_once left a file named \$PARTIAL or an image behind"
+  grep_q "run it through bash -c" "$T/literal.err" || fail "build_once did not say why: $(cat "$T/literal.err")"
+  build_once "$T/shell.img" bash -c 'echo built > "$PARTIAL"' 2> /dev/null || fail "build_once through bash -c failed"
+  [ "$(cat "$T/shell.img")" = built ] || fail "build_once through bash -c did not build the image"
+) || exit 1
+echo "build_once: a command that would get \$PARTIAL literally is refused; bash -c builds"
 # img_sum is about bytes, not layout: an unwritten extent (fallocate; the
 # journal of mkfs.ext4) is a hole to SEEK_DATA until its clean pages are
 # cached by a read, and a hole again once they are evicted. 026 failed in CI
