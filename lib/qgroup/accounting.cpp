@@ -2,7 +2,7 @@
 // Qgroup numbers from the trees (DESIGN.md "Qgroup numbers"; invariant 7):
 // one top-down walk of all subvolume trees with interned root sets, never a
 // backref walk per extent. Memory: the walk frontier, the interned sets and
-// one 24-byte record per file extent item reached (sorted, then merged).
+// one 16-byte record (PackedDataRef) per file extent item reached (sorted, then merged).
 #include <algorithm>
 #include <chrono>
 
@@ -230,7 +230,8 @@ Result<Computed> compute_qgroups(fs::FsInfo& fs, const QuotaState& quota, u64 da
       auto fe = decode_file_extent(v.item_data(i));
       if (!fe) return make_error(fe.error().context("tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i)));
       if (!fe->has_data_extent()) continue;  // inline, or a hole
-      FSCTL_TRY(data.add({fe->disk_bytenr, fe->disk_num_bytes, rs}));
+      if (auto r = data.add({fe->disk_bytenr, fe->disk_num_bytes, rs}); !r)
+        return make_error(r.error().context("tree block " + std::to_string(b->bytenr) + " slot " + std::to_string(i)).about_bytenr(b->bytenr));
     }
     return {};
   }, filter));

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // External sort-merge of data extent references with lz4-compressed runs.
 // A run is a sequence of chunks: [u32 raw bytes][u32 compressed bytes][lz4 data],
-// each chunk holding whole 20-byte records (le64 bytenr, le64 num_bytes, le32 rootset).
+// each chunk holding whole 16-byte records (le64 bytenr, le32 num_bytes in
+// 4 KiB units, le32 rootset: PackedDataRef).
 #include "lib/qgroup/data_refs.h"
 
 #include <lz4.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <queue>
+#include <string>
 #include <system_error>
 #include <thread>
 
@@ -21,22 +24,23 @@ using format::load_le;
 using format::store_le;
 
 namespace {
-constexpr std::size_t RECORD = 20;
+constexpr std::size_t RECORD = 16;
+constexpr u32 UNIT_SHIFT = 12;  // PackedDataRef::num_4k
 constexpr std::size_t CHUNK_RECORDS = 1024;  // 20 KiB of records per chunk
 
-void encode(const DataRef& r, u8* p) {
+void encode(const PackedDataRef& r, u8* p) {
   store_le<u64>(p, r.bytenr);
-  store_le<u64>(p + 8, r.num_bytes);
-  store_le<u32>(p + 16, r.rootset);
+  store_le<u32>(p + 8, r.num_4k);
+  store_le<u32>(p + 12, r.rootset);
 }
-DataRef decode(const u8* p) { return {load_le<u64>(p), load_le<u64>(p + 8), load_le<u32>(p + 16)}; }
+PackedDataRef decode(const u8* p) { return {load_le<u64>(p), load_le<u32>(p + 8), load_le<u32>(p + 12)}; }
 
 // Reads one run back chunk by chunk.
 class RunReader {
  public:
   RunReader(std::FILE* f, long offset, u64 records) : f_(f), offset_(offset), left_(records) {}
   // Next record, or false at the end of the run.
-  Result<bool> next(DataRef& out) {
+  Result<bool> next(PackedDataRef& out) {
     if (pos_ == chunk_.size()) {
       if (left_ == 0) return false;
       FSCTL_TRY(load_chunk());
@@ -79,7 +83,7 @@ class RunWriter {
     if (std::fseek(f_, 0, SEEK_END) != 0) return make_error(Errc::io, "seeking the qgroup spill file", errno);
     return std::ftell(f_);
   }
-  Status add(const DataRef& r) {
+  Status add(const PackedDataRef& r) {
     encode(r, raw_.data() + n_ * RECORD);
     ++records_;
     if (++n_ == CHUNK_RECORDS) return flush();
@@ -113,16 +117,20 @@ class RunWriter {
 }  // namespace
 
 DataRefs::DataRefs(ctree::RootSets& sets, u64 budget_bytes)
-    : sets_(sets), budget_bytes_(budget_bytes), max_records_(std::max<std::size_t>(1024, budget_bytes / sizeof(DataRef))) {}
+    : sets_(sets), budget_bytes_(budget_bytes), max_records_(std::max<std::size_t>(1024, budget_bytes / sizeof(PackedDataRef))) {}
 
 DataRefs::~DataRefs() {
   if (file_) std::fclose(file_);
 }
 
 Status DataRefs::add(const DataRef& r) {
+  constexpr u64 UNIT = u64{1} << UNIT_SHIFT;
+  if (r.num_bytes == 0 || r.num_bytes % UNIT != 0 || (r.num_bytes >> UNIT_SHIFT) > UINT32_MAX)
+    return make_error(Errc::corrupt, "data extent " + std::to_string(r.bytenr) + ": disk_num_bytes " + std::to_string(r.num_bytes) +
+                                         " is not a multiple of 4096 below 16 TiB (kernel tree-checker: aligned to the sectorsize)");
   // The buffer's capacity is the budget (growth by doubling could take twice).
   if (buf_.capacity() < max_records_) buf_.reserve(max_records_);
-  buf_.push_back(r);
+  buf_.push_back({r.bytenr, static_cast<u32>(r.num_bytes >> UNIT_SHIFT), r.rootset});
   if (buf_.size() >= max_records_) {
     sort_and_merge();
     // Merging may have freed enough room (many references to few extents).
@@ -138,8 +146,8 @@ namespace {
 /// then each half sorted on its own core. The sort was a quarter of `qgroup
 /// verify`'s CPU time on 1.8 million references (bench/RESULTS.md,
 /// profiles). Without a second thread (resource limits) it sorts inline.
-void sort_by_bytenr(std::vector<DataRef>& v) {
-  auto by_bytenr = [](const DataRef& a, const DataRef& b) { return a.bytenr < b.bytenr; };
+void sort_by_bytenr(std::vector<PackedDataRef>& v) {
+  auto by_bytenr = [](const PackedDataRef& a, const PackedDataRef& b) { return a.bytenr < b.bytenr; };
   constexpr std::size_t PARALLEL_MIN = std::size_t{1} << 16;
   if (v.size() < PARALLEL_MIN) {
     std::sort(v.begin(), v.end(), by_bytenr);
@@ -163,7 +171,7 @@ void DataRefs::sort_and_merge() {
   sort_by_bytenr(buf_);
   std::size_t out = 0;
   for (std::size_t i = 0; i < buf_.size();) {
-    DataRef m = buf_[i];
+    PackedDataRef m = buf_[i];
     std::size_t j = i + 1;
     while (j < buf_.size() && buf_[j].bytenr == m.bytenr) ++j;
     if (j > i + 1) {
@@ -185,7 +193,7 @@ Status DataRefs::spill() {
   }
   RunWriter w(file_);
   FSCTL_TRY_ASSIGN(long start, w.start());
-  for (const DataRef& r : buf_) FSCTL_TRY(w.add(r));
+  for (const PackedDataRef& r : buf_) FSCTL_TRY(w.add(r));
   FSCTL_TRY(w.flush());
   runs_.push_back({start, buf_.size()});
   buf_.clear();
@@ -195,19 +203,19 @@ Status DataRefs::spill() {
 
 // Merges runs [first, last) in ascending bytenr, one record per extent with
 // the union of its root sets. Each open run holds one chunk in memory.
-Status DataRefs::merge_runs(std::size_t first, std::size_t last, const std::function<Status(const DataRef&)>& out) {
+Status DataRefs::merge_runs(std::size_t first, std::size_t last, const std::function<Status(const PackedDataRef&)>& out) {
   std::vector<RunReader> readers;
   for (std::size_t k = first; k < last; ++k) readers.emplace_back(file_, runs_[k].offset, runs_[k].records);
-  using Item = std::pair<DataRef, std::size_t>;
+  using Item = std::pair<PackedDataRef, std::size_t>;
   auto cmp = [](const Item& a, const Item& b) { return a.first.bytenr > b.first.bytenr; };
   std::priority_queue<Item, std::vector<Item>, decltype(cmp)> heap(cmp);
   for (std::size_t i = 0; i < readers.size(); ++i) {
-    DataRef r{};
+    PackedDataRef r{};
     FSCTL_TRY_ASSIGN(bool ok, readers[i].next(r));
     if (ok) heap.push({r, i});
   }
   bool have = false;
-  DataRef cur{};
+  PackedDataRef cur{};
   // The sets of cur's extent, united once when the next extent comes.
   auto finish = [&]() -> Status {
     if (set_ids_.size() > 1) cur.rootset = sets_.unite_all(set_ids_);
@@ -224,7 +232,7 @@ Status DataRefs::merge_runs(std::size_t first, std::size_t last, const std::func
       set_ids_.assign({r.rootset});
       have = true;
     }
-    DataRef nx{};
+    PackedDataRef nx{};
     FSCTL_TRY_ASSIGN(bool ok, readers[i].next(nx));
     if (ok) heap.push({nx, i});
   }
@@ -235,7 +243,7 @@ Status DataRefs::merge_runs(std::size_t first, std::size_t last, const std::func
 Status DataRefs::for_each_extent(const std::function<void(u64, u64, u32)>& visit) {
   sort_and_merge();
   if (runs_.empty()) {
-    for (auto& r : buf_) visit(r.bytenr, r.num_bytes, r.rootset);
+    for (auto& r : buf_) visit(r.bytenr, u64{r.num_4k} << UNIT_SHIFT, r.rootset);
     buf_.clear();
     return {};
   }
@@ -247,14 +255,14 @@ Status DataRefs::for_each_extent(const std::function<void(u64, u64, u32)>& visit
   while (runs_.size() > fan_in) {
     RunWriter w(file_);
     FSCTL_TRY_ASSIGN(long start, w.start());
-    FSCTL_TRY(merge_runs(0, fan_in, [&](const DataRef& r) { return w.add(r); }));
+    FSCTL_TRY(merge_runs(0, fan_in, [&](const PackedDataRef& r) { return w.add(r); }));
     FSCTL_TRY(w.flush());
     runs_.erase(runs_.begin(), runs_.begin() + static_cast<std::ptrdiff_t>(fan_in));
     runs_.push_back({start, w.records()});
     ++merge_passes_;
   }
-  return merge_runs(0, runs_.size(), [&](const DataRef& r) -> Status {
-    visit(r.bytenr, r.num_bytes, r.rootset);
+  return merge_runs(0, runs_.size(), [&](const PackedDataRef& r) -> Status {
+    visit(r.bytenr, u64{r.num_4k} << UNIT_SHIFT, r.rootset);
     return {};
   });
 }

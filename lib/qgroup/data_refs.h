@@ -21,6 +21,19 @@ struct DataRef {
   u32 rootset;    // id in the walk's RootSets
 };
 
+/// A DataRef as DataRefs keeps it in memory and in its spill file: 16
+/// bytes, not 24, for the millions of references of a large filesystem
+/// (their first touch is a third of `qgroup verify`'s time on a VM that
+/// backs fresh pages lazily; bench/RESULTS.md). num_bytes in units of 4 KiB:
+/// disk_num_bytes is a multiple of the sectorsize, at least 4 KiB (kernel
+/// tree-checker.c check_extent_data_item, CHECK_FE_ALIGNED).
+struct PackedDataRef {
+  u64 bytenr;
+  u32 num_4k;  // disk_num_bytes / 4096
+  u32 rootset;
+};
+static_assert(sizeof(PackedDataRef) == 16);
+
 class DataRefs {
  public:
   /// `budget_bytes`: the most memory the in-memory buffer may use.
@@ -29,7 +42,9 @@ class DataRefs {
   DataRefs(const DataRefs&) = delete;
   DataRefs& operator=(const DataRefs&) = delete;
 
-  /// Records one reference. Errors: Errc::io when spilling fails.
+  /// Records one reference. Errors: Errc::io when spilling fails;
+  /// Errc::corrupt when num_bytes is 0, not a multiple of 4 KiB or 16 TiB
+  /// and more (no valid file extent item has such a disk_num_bytes).
   [[nodiscard]] Status add(const DataRef& r);
   /// Calls `visit(bytenr, num_bytes, rootset)` once per distinct extent, in
   /// ascending bytenr, with the union of the root sets of all its references.
@@ -47,7 +62,7 @@ class DataRefs {
   };
   void sort_and_merge();
   Status spill();
-  Status merge_runs(std::size_t first, std::size_t last, const std::function<Status(const DataRef&)>& out);
+  Status merge_runs(std::size_t first, std::size_t last, const std::function<Status(const PackedDataRef&)>& out);
 
   ctree::RootSets& sets_;
   std::vector<u32> set_ids_;  // one extent's root sets, for unite_all
@@ -55,7 +70,7 @@ class DataRefs {
   std::size_t max_records_;
   u64 merge_passes_ = 0;
   u64 spilled_ = 0;
-  std::vector<DataRef> buf_;
+  std::vector<PackedDataRef> buf_;
   std::FILE* file_ = nullptr;
   std::vector<Run> runs_;
 };

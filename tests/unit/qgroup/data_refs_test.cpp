@@ -52,3 +52,20 @@ TEST_CASE("many spilled runs are merged in passes within the budget") {
   CHECK(passes > 40);
   CHECK(a == b);
 }
+
+TEST_CASE("a reference whose disk_num_bytes no file extent item can have is refused, naming the extent") {
+  ctree::RootSets sets;
+  DataRefs refs(sets, 64ULL << 20);
+  u32 rs = sets.single(256);
+  CHECK(refs.add({1ULL << 30, 128ULL << 20, rs}));  // the largest extent the kernel writes
+  CHECK(refs.add({2ULL << 30, (16ULL << 40) - 4096, rs}));  // the largest one recorded
+  for (u64 bad : {u64{0}, u64{512}, u64{4096 + 1}, u64{16ULL << 40}}) {
+    auto r = refs.add({3ULL << 30, bad, rs});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Errc::corrupt);
+    CHECK(r.error().message.find("data extent 3221225472: disk_num_bytes " + std::to_string(bad)) != std::string::npos);
+  }
+  std::vector<u64> sizes;
+  REQUIRE(refs.for_each_extent([&](u64, u64 num_bytes, u32) { sizes.push_back(num_bytes); }));
+  CHECK(sizes == std::vector<u64>{128ULL << 20, (16ULL << 40) - 4096});
+}
