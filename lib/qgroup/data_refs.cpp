@@ -26,7 +26,7 @@ using format::store_le;
 namespace {
 constexpr std::size_t RECORD = 16;
 constexpr u32 UNIT_SHIFT = 12;  // PackedDataRef::num_4k
-constexpr std::size_t CHUNK_RECORDS = 1024;  // 20 KiB of records per chunk
+constexpr std::size_t CHUNK_RECORDS = 1024;  // 16 KiB of records per chunk
 
 void encode(const PackedDataRef& r, u8* p) {
   store_le<u64>(p, r.bytenr);
