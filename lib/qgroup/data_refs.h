@@ -23,8 +23,8 @@ struct DataRef {
 
 /// A DataRef as DataRefs keeps it in memory and in its spill file: 16
 /// bytes, not 24, for the millions of references of a large filesystem
-/// (their first touch is a third of `qgroup verify`'s time on a VM that
-/// backs fresh pages lazily; bench/RESULTS.md). num_bytes in units of 4 KiB:
+/// (on a VM that backs fresh pages lazily their first touch was 30% of one
+/// cold `qgroup verify`'s samples; warm runs are no faster: bench/RESULTS.md). num_bytes in units of 4 KiB:
 /// disk_num_bytes is a multiple of the sectorsize, at least 4 KiB (kernel
 /// tree-checker.c check_extent_data_item, CHECK_FE_ALIGNED).
 struct PackedDataRef {
