@@ -32,6 +32,11 @@ class CommitObserver : public PhaseSink {
   /// Called once per committed transaction, never for a rehearsal, an
   /// aborted transaction or a commit whose writes failed.
   virtual void on_commit(const CommitRecord& record) { (void)record; }
+  /// Called on the filesystem's thread right before it waits for a running
+  /// early writeback (FsInfo::start_write_tree_blocks): `bytenr` is the
+  /// tree block that must be on the disk first (to read or change it), 0
+  /// for a wait before the next write or flush.
+  virtual void on_writeback_wait(u64 bytenr) { (void)bytenr; }
   /// Whether PhaseTimers of this filesystem should measure (reading the
   /// clock and /proc costs a little; off by default).
   [[nodiscard]] virtual bool wants_phase_timings() const { return false; }

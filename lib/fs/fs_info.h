@@ -182,7 +182,24 @@ class FsInfo final : public ctree::BlockSource {
   /// order, coalescing adjacent blocks into one request of at most 1 MiB.
   /// The written blocks enter the cache. Errors: Errc::io, Errc::not_found
   /// (unmapped bytenr or missing device).
+  /// Waits for a writeback started by start_write_tree_blocks first.
   [[nodiscard]] Status write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks);
+  /// write_tree_blocks with the device writes on a helper thread (bounded
+  /// writeback before a commit, DESIGN.md invariant 5): checksums, the
+  /// blocks' dirty flags and the cache are done before it returns, so the
+  /// caller goes on working while the writes run. One at a time: this call,
+  /// write_tree_blocks, write_supers and wait_writeback wait for the one
+  /// running; so does a read that misses the cache for one of its bytenrs.
+  /// The blocks must not change until it is done: join_writeback_of(bytenr)
+  /// before changing one. Errors: the waited writeback's (Errc::io), then
+  /// as write_tree_blocks.
+  [[nodiscard]] Status start_write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks);
+  /// Waits for the writeback start_write_tree_blocks started, if any.
+  /// Errors: its first write error (Errc::io), returned once.
+  [[nodiscard]] Status wait_writeback();
+  /// Waits for the running writeback when it writes `bytenr`; its error is
+  /// returned by the next wait_writeback (or write) call.
+  void join_writeback_of(u64 bytenr);
   /// fdatasync of every device. Errors: Errc::io.
   [[nodiscard]] Status flush_devices();
   /// Writes `sb` to every device: the device's own dev_item, bytenr and
@@ -276,6 +293,16 @@ class FsInfo final : public ctree::BlockSource {
   bool block_groups_loaded_ = false;
   FsInfo* parent_ = nullptr;                  // rehearsal copies: the FsInfo copied
   std::set<u64> written_bytenrs_;             // rehearsal copies: tree blocks written here
+  struct Writeback;                           // write_back.cpp
+  /// Prepares `w`'s writes: checksums into its blocks, one piece per
+  /// block and mirror, coalesced requests. Errors: as write_tree_blocks.
+  Status plan_writeback(Writeback& w);
+  /// The blocks of `w`, written (or being written): clean, in the cache.
+  void enter_written(Writeback& w);
+  void join_writeback(u64 bytenr);
+  std::optional<Error> writeback_error_;  // of a writeback joined by join_writeback_of, not returned yet
+  // Last: destroyed first, so its thread ends before the devices close.
+  std::shared_ptr<Writeback> writeback_;  // running, started by start_write_tree_blocks
 };
 
 }  // namespace fsctl::fs

@@ -24,6 +24,7 @@ std::string FsInfo::fs_name() const {
 
 Result<cache::TreeBlockRef> FsInfo::read_mirrors(u64 bytenr, const ctree::ParentCheck& check, int skip_mirror,
                                                  const std::string& skip_problem) {
+  join_writeback_of(bytenr);  // on the disk once its writeback is done
   u32 ns = nodesize();
   auto mirrors = chunk_map_.map(bytenr, ns);
   if (!mirrors) return make_error(mirrors.error().context(fs_name() + ": tree block " + std::to_string(bytenr)).about_bytenr(bytenr));
@@ -155,6 +156,7 @@ Status FsInfo::read_tree_blocks(std::vector<ctree::BlockRequest> requests,
         FSCTL_TRY(visit(hit));
       continue;
     }
+    join_writeback_of(bytenr);  // on the disk once its writeback is done
     if (!m || m->empty() || !devices_.find((*m)[0].devid)) {
       // Let the single-block path produce the precise error or use another mirror.
       FSCTL_TRY_ASSIGN(auto b, read_tree_block(bytenr, requests[i].check));

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <cstdio>
 #include <cstring>
@@ -20,9 +22,8 @@
 namespace fsctl::fs {
 using namespace fsctl::format;
 
-namespace {
-constexpr std::size_t WRITE_THREADS = 4;  // write requests in flight
-
+// Named, not anonymous: FsInfo::Writeback holds them.
+namespace write_back_parts {
 /// One tree block's copy on one device.
 struct Piece {
   u64 devid, physical;
@@ -34,6 +35,12 @@ struct Request {
   const volumes::Device* dev;
   std::size_t first, last;
 };
+}  // namespace write_back_parts
+
+namespace {
+using write_back_parts::Piece;
+using write_back_parts::Request;
+constexpr std::size_t WRITE_THREADS = 4;  // write requests in flight
 
 /// Writes `requests` (each the concatenation of its pieces' blocks) with up
 /// to WRITE_THREADS in flight: a virtio or NVMe queue serves them in
@@ -93,15 +100,30 @@ Status write_requests(const std::vector<Piece>& pieces, const std::vector<Reques
 
 }  // namespace
 
-Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks) {
+struct FsInfo::Writeback {
+  std::vector<std::shared_ptr<cache::TreeBlock>> blocks;  // held until written
+  std::vector<write_back_parts::Piece> pieces;
+  std::vector<write_back_parts::Request> requests;
+  std::vector<u64> bytenrs;  // of `blocks`, sorted
+  u32 ns = 0, align = 4096;
+  u64 max_request = 0;
+  Status result;
+  std::thread thread;
+  Writeback() = default;
+  Writeback(const Writeback&) = delete;
+  Writeback& operator=(const Writeback&) = delete;
+  ~Writeback() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+Status FsInfo::plan_writeback(Writeback& w) {
   if (!writable_) return make_error(Errc::invalid_argument, "filesystem was opened read-only");
-  PhaseTimer timer(phase_sink());
   // Bytes per write request (each one is a wait for the device); each of the
   // WRITE_THREADS has one such buffer: together half the I/O budget.
-  const u64 MAX_REQUEST = std::clamp<u64>(io_budget_ / (2 * WRITE_THREADS), 256ULL << 10, 4ULL << 20);
-  u32 ns = nodesize();
-  std::vector<Piece> pieces;
-  for (auto& b : blocks) {
+  w.max_request = std::clamp<u64>(io_budget_ / (2 * WRITE_THREADS), 256ULL << 10, 4ULL << 20);
+  u32 ns = w.ns = nodesize();
+  for (auto& b : w.blocks) {
     CsumBytes c = compute_csum(csum_type(), std::span<const u8>(b->data).subspan(CSUM_SIZE_MAX));
     std::memset(b->data.data(), 0, CSUM_SIZE_MAX);
     std::memcpy(b->data.data(), c.data(), csum_size(csum_type()));
@@ -110,40 +132,103 @@ Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> 
     for (auto& pr : *m) {
       if (!devices_.find(pr.devid))
         return make_error(Errc::not_found, "writing tree block " + std::to_string(b->bytenr) + ": devid " + std::to_string(pr.devid) + " missing");
-      pieces.push_back({pr.devid, pr.physical, b.get()});
+      w.pieces.push_back({pr.devid, pr.physical, b.get()});
     }
   }
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+  std::sort(w.pieces.begin(), w.pieces.end(), [](const Piece& a, const Piece& b) {
     return a.devid != b.devid ? a.devid < b.devid : a.physical < b.physical;
   });
-  // Coalesced requests: adjacent blocks of one device, at most MAX_REQUEST
+  // Coalesced requests: adjacent blocks of one device, at most max_request
   // bytes each.
-  std::vector<Request> requests;
-  for (std::size_t i = 0; i < pieces.size();) {
+  for (std::size_t i = 0; i < w.pieces.size();) {
     std::size_t j = i + 1;
-    while (j < pieces.size() && pieces[j].devid == pieces[i].devid &&
-           pieces[j].physical == pieces[j - 1].physical + ns && (j - i + 1) * ns <= MAX_REQUEST)
+    while (j < w.pieces.size() && w.pieces[j].devid == w.pieces[i].devid &&
+           w.pieces[j].physical == w.pieces[j - 1].physical + ns && (j - i + 1) * ns <= w.max_request)
       ++j;
-    requests.push_back({devices_.find(pieces[i].devid), i, j});
+    w.requests.push_back({devices_.find(w.pieces[i].devid), i, j});
     i = j;
   }
-  u32 align = 4096;
-  for (auto& [devid, d] : devices_.devices()) align = std::max<u32>(align, d.dev->logical_block_size());
-  FSCTL_TRY(write_requests(pieces, requests, ns, align, MAX_REQUEST, io_buffers_));
-  // snprintf, not a chain of std::string operator+: GCC 12 at -O3 warns a
-  // false -Wrestrict on "(" + std::to_string(...) (GCC bug 105329).
-  char detail[64];
-  std::snprintf(detail, sizeof detail, "(%zu blocks, %zu requests)", blocks.size(), requests.size());
-  timer.mark("write tree blocks", detail);
-  for (auto& b : blocks) {
+  for (auto& [devid, d] : devices_.devices()) w.align = std::max<u32>(w.align, d.dev->logical_block_size());
+  return {};
+}
+
+void FsInfo::enter_written(Writeback& w) {
+  for (auto& b : w.blocks) {
     b->dirty = false;
     if (parent_) written_bytenrs_.insert(b->bytenr);
     cache_.insert(b);
   }
+}
+
+namespace {
+// snprintf, not a chain of std::string operator+: GCC 12 at -O3 warns a
+// false -Wrestrict on "(" + std::to_string(...) (GCC bug 105329).
+std::string blocks_and_requests(std::size_t blocks, std::size_t requests) {
+  char detail[64];
+  std::snprintf(detail, sizeof detail, "(%zu blocks, %zu requests)", blocks, requests);
+  return detail;
+}
+}  // namespace
+
+Status FsInfo::write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks) {
+  FSCTL_TRY(wait_writeback());
+  PhaseTimer timer(phase_sink());
+  Writeback w;
+  w.blocks = std::move(blocks);
+  FSCTL_TRY(plan_writeback(w));
+  FSCTL_TRY(write_requests(w.pieces, w.requests, w.ns, w.align, w.max_request, io_buffers_));
+  timer.mark("write tree blocks", blocks_and_requests(w.blocks.size(), w.requests.size()));
+  enter_written(w);
   return {};
 }
 
+Status FsInfo::start_write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBlock>> blocks) {
+  FSCTL_TRY(wait_writeback());
+  PhaseTimer timer(phase_sink());
+  auto w = std::make_shared<Writeback>();
+  w->blocks = std::move(blocks);
+  FSCTL_TRY(plan_writeback(*w));
+  for (auto& b : w->blocks) w->bytenrs.push_back(b->bytenr);
+  std::sort(w->bytenrs.begin(), w->bytenrs.end());
+  // In the cache before they are on the disk: reads of them are served
+  // from memory, and one that misses waits (join_writeback_of).
+  enter_written(*w);
+  Writeback* raw = w.get();
+  io::BufferPool* pool = &io_buffers_;
+  try {
+    raw->thread = std::thread([raw, pool] { raw->result = write_requests(raw->pieces, raw->requests, raw->ns, raw->align, raw->max_request, *pool); });
+  } catch (const std::system_error&) {  // no thread: write here
+    raw->result = write_requests(raw->pieces, raw->requests, raw->ns, raw->align, raw->max_request, *pool);
+  }
+  timer.mark("start writeback", blocks_and_requests(w->blocks.size(), w->requests.size()));
+  writeback_ = std::move(w);
+  return {};
+}
+
+void FsInfo::join_writeback(u64 bytenr) {
+  if (!writeback_) return;
+  observer_->on_writeback_wait(bytenr);
+  PhaseTimer timer(phase_sink());
+  if (writeback_->thread.joinable()) writeback_->thread.join();
+  if (!writeback_->result && !writeback_error_) writeback_error_ = writeback_->result.error();
+  writeback_.reset();
+  timer.mark("wait for writeback");
+}
+
+void FsInfo::join_writeback_of(u64 bytenr) {
+  if (writeback_ && std::binary_search(writeback_->bytenrs.begin(), writeback_->bytenrs.end(), bytenr)) join_writeback(bytenr);
+}
+
+Status FsInfo::wait_writeback() {
+  join_writeback(0);
+  if (!writeback_error_) return {};
+  Error e = std::move(*writeback_error_);
+  writeback_error_.reset();
+  return make_error(std::move(e));
+}
+
 Status FsInfo::flush_devices() {
+  FSCTL_TRY(wait_writeback());
   for (auto& [devid, d] : devices_.devices()) FSCTL_TRY(d.dev->flush());
   return {};
 }
@@ -163,6 +248,7 @@ Status FsInfo::write_supers(const SuperBlock& sb) {
     std::memcpy(copy.csum, c.data(), csum_size(copy.csum_type.get()));
     return d.dev->write_at(off, bytes);
   };
+  FSCTL_TRY(wait_writeback());
   FSCTL_TRY(flush_devices());
   for (auto& [devid, d] : devices_.devices()) FSCTL_TRY(write_copy(d, 0));
   FSCTL_TRY(flush_devices());

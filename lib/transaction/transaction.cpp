@@ -20,6 +20,9 @@ Transaction::Transaction(fs::FsInfo& fs) : fs_(fs) { transid_ = fs.super().gener
 Transaction::~Transaction() {
   fs_.cache().set_outside_bytes(0);
   if (committed_) return;
+  // An early writeback still running writes unreferenced space; its error
+  // does not outlive this aborted transaction.
+  (void)fs_.wait_writeback();
   // Blocks written back early lie in space that is free again: the cache
   // must not serve them should that space be read.
   for (u64 b : written_early_) fs_.cache().erase(b);
@@ -95,6 +98,8 @@ std::shared_ptr<cache::TreeBlock> Transaction::dirty_block(u64 bytenr) {
 std::shared_ptr<cache::TreeBlock> Transaction::dirty_block(const cache::TreeBlockRef& b) {
   if (auto d = dirty_block(b->bytenr)) return d;
   if (!written_early_.erase(b->bytenr)) return nullptr;
+  // Its early writeback may still be reading its bytes.
+  fs_.join_writeback_of(b->bytenr);
   // Written back early: `b` is that block as read back (from the cache or
   // the disk), the only current copy. Dirty again in place; out of the
   // cache, like every dirty block. Every TreeBlock is created mutable
@@ -135,9 +140,9 @@ Status Transaction::write_back_early() {
     dirty_.erase(blk->bytenr);
   }
   note_dirty_bytes();
-  // write_tree_blocks puts them into the block cache, which evicts by its
-  // budget.
-  return fs_.write_tree_blocks(std::move(batch));
+  // Into the block cache, which evicts by its budget; the device writes go
+  // on while the transaction works (FsInfo::start_write_tree_blocks).
+  return fs_.start_write_tree_blocks(std::move(batch));
 }
 
 Result<cache::TreeBlockRef> Transaction::read_tree_block(u64 bytenr, const ctree::ParentCheck& check) {
