@@ -101,10 +101,9 @@ Status write_requests(const std::vector<Piece>& pieces, const std::vector<Reques
 }  // namespace
 
 struct FsInfo::Writeback {
-  std::vector<std::shared_ptr<cache::TreeBlock>> blocks;  // held until written
+  std::vector<std::shared_ptr<cache::TreeBlock>> blocks;  // held until written; by bytenr when on a helper thread
   std::vector<write_back_parts::Piece> pieces;
   std::vector<write_back_parts::Request> requests;
-  std::vector<u64> bytenrs;  // of `blocks`, sorted
   u32 ns = 0, align = 4096;
   u64 max_request = 0;
   Status result;
@@ -187,18 +186,18 @@ Status FsInfo::start_write_tree_blocks(std::vector<std::shared_ptr<cache::TreeBl
   PhaseTimer timer(phase_sink());
   auto w = std::make_shared<Writeback>();
   w->blocks = std::move(blocks);
+  std::sort(w->blocks.begin(), w->blocks.end(), [](const auto& a, const auto& b) { return a->bytenr < b->bytenr; });
   FSCTL_TRY(plan_writeback(*w));
-  for (auto& b : w->blocks) w->bytenrs.push_back(b->bytenr);
-  std::sort(w->bytenrs.begin(), w->bytenrs.end());
   // In the cache before they are on the disk: reads of them are served
   // from memory, and one that misses waits (join_writeback_of).
   enter_written(*w);
-  Writeback* raw = w.get();
-  io::BufferPool* pool = &io_buffers_;
-  try {
-    raw->thread = std::thread([raw, pool] { raw->result = write_requests(raw->pieces, raw->requests, raw->ns, raw->align, raw->max_request, *pool); });
-  } catch (const std::system_error&) {  // no thread: write here
+  auto write = [raw = w.get(), pool = &io_buffers_] {
     raw->result = write_requests(raw->pieces, raw->requests, raw->ns, raw->align, raw->max_request, *pool);
+  };
+  try {
+    w->thread = std::thread(write);
+  } catch (const std::system_error&) {  // no thread: write here
+    write();
   }
   timer.mark("start writeback", blocks_and_requests(w->blocks.size(), w->requests.size()));
   writeback_ = std::move(w);
@@ -216,7 +215,10 @@ void FsInfo::join_writeback(u64 bytenr) {
 }
 
 void FsInfo::join_writeback_of(u64 bytenr) {
-  if (writeback_ && std::binary_search(writeback_->bytenrs.begin(), writeback_->bytenrs.end(), bytenr)) join_writeback(bytenr);
+  if (!writeback_) return;
+  const auto& blocks = writeback_->blocks;
+  auto it = std::lower_bound(blocks.begin(), blocks.end(), bytenr, [](const auto& b, u64 x) { return b->bytenr < x; });
+  if (it != blocks.end() && (*it)->bytenr == bytenr) join_writeback(bytenr);
 }
 
 Status FsInfo::wait_writeback() {
@@ -248,8 +250,7 @@ Status FsInfo::write_supers(const SuperBlock& sb) {
     std::memcpy(copy.csum, c.data(), csum_size(copy.csum_type.get()));
     return d.dev->write_at(off, bytes);
   };
-  FSCTL_TRY(wait_writeback());
-  FSCTL_TRY(flush_devices());
+  FSCTL_TRY(flush_devices());  // after the running writeback, if any
   for (auto& [devid, d] : devices_.devices()) FSCTL_TRY(write_copy(d, 0));
   FSCTL_TRY(flush_devices());
   for (int m = 1; m < SUPER_MIRROR_MAX; ++m)

@@ -181,41 +181,29 @@ TEST_CASE("a transaction that changes a block again waits for its early writebac
     REQUIRE((*t)->reserve(r).has_value());
     (*t)->set_writeback_threshold(1);  // every allocation writes back what nobody holds
     o.gate->holding = true;
-    // The inode item of sv2's root directory: its leaf copied (dirty, new).
+    // Searches `root_id` for the inode item of its root directory, for
+    // writing (its path copied: dirty, new); `flip`: toggles the low byte
+    // of its generation and returns its leaf's bytenr.
     format::Key inode{256, format::KeyType::INODE_ITEM, 0};
-    u64 leaf = 0;
-    {
-      auto sv = (*t)->root(sv2);
-      REQUIRE(sv.has_value());
+    auto search_inode = [&](u64 root_id, bool flip) -> u64 {
+      auto tree = (*t)->root(root_id);
+      REQUIRE(tree.has_value());
       ctree::Path p;
-      auto found = ctree::search_slot_for_write(**t, **sv, inode, 0, p);
+      auto found = ctree::search_slot_for_write(**t, **tree, inode, 0, p);
       REQUIRE_MESSAGE(found.has_value(), (found ? "" : found.error().message));
+      if (!flip) return 0;
       REQUIRE(*found);
-      leaf = p.leaf()->bytenr;
-      ctree::item_data_mut(**t, p)[0] ^= 1;  // generation's low byte
-    }
+      ctree::item_data_mut(**t, p)[0] ^= 1;
+      return p.leaf()->bytenr;
+    };
+    u64 leaf = search_inode(sv2, true);
     // Another tree's copy allocates: sv2's new leaf, held by nobody, is
     // written back early (and held at the device).
-    {
-      auto fst = (*t)->root(5);
-      REQUIRE(fst.has_value());
-      ctree::Path p;
-      auto found = ctree::search_slot_for_write(**t, **fst, inode, 0, p);
-      REQUIRE_MESSAGE(found.has_value(), (found ? "" : found.error().message));
-    }
+    (void)search_inode(5, false);
     REQUIRE((*t)->stats().blocks_written_early > 0);
     CHECK(o.gate->waits.empty());
-    // Changing sv2's leaf again waits for that write first.
-    {
-      auto sv = (*t)->root(sv2);
-      REQUIRE(sv.has_value());
-      ctree::Path p;
-      auto found = ctree::search_slot_for_write(**t, **sv, inode, 0, p);
-      REQUIRE_MESSAGE(found.has_value(), (found ? "" : found.error().message));
-      REQUIRE(*found);
-      CHECK(p.leaf()->bytenr == leaf);
-      ctree::item_data_mut(**t, p)[0] ^= 1;  // back as it was
-    }
+    // Changing sv2's leaf again (back as it was) waits for that write first.
+    CHECK(search_inode(sv2, true) == leaf);
     // The first block of the path changed again (sv2's root, or the leaf
     // when the root is the leaf) made it wait, before any other wait.
     REQUIRE_FALSE(o.gate->waits.empty());
